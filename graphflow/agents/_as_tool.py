@@ -1,0 +1,49 @@
+"""An agent wrapped as a tool of another agent (the supervisor pattern)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool, StructuredTool
+from pydantic import BaseModel, Field
+
+from graphflow.instructions import render_value
+from graphflow.messages import last_ai_message
+
+if TYPE_CHECKING:
+    from graphflow.agents.base import Agent
+
+
+class _Request(BaseModel):
+    request: str = Field(description="What the agent should do, in plain language.")
+
+
+def agent_as_tool(agent: Agent, *, name: str | None, description: str | None) -> BaseTool:
+    # Compiled without a checkpointer of its own: inside a graph it inherits the caller's and
+    # runs in the tool task's checkpoint namespace, so a resumed run resumes it too.
+    graph = agent.to_graph().compile(checkpointer=None, name=agent.name)
+
+    def result_of(state: dict[str, Any]) -> str:
+        if agent.output_key and state.get(agent.output_key) is not None:
+            return render_value(state[agent.output_key])
+        final = last_ai_message(state.get("messages", []))
+        return final.text if final else ""
+
+    def run(request: str, config: RunnableConfig) -> str:
+        from graphflow.agents.base import normalize_input
+
+        return result_of(graph.invoke(normalize_input(request), config))
+
+    async def arun(request: str, config: RunnableConfig) -> str:
+        from graphflow.agents.base import normalize_input
+
+        return result_of(await graph.ainvoke(normalize_input(request), config))
+
+    return StructuredTool.from_function(
+        func=run,
+        coroutine=arun,
+        name=name or agent.name,
+        description=description or agent.description or f"Ask the {agent.name} agent.",
+        args_schema=_Request,
+    )

@@ -1,0 +1,357 @@
+"""The `Agent` base: a declarative spec that compiles to a LangGraph `StateGraph`."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import AsyncIterator, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import Command
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
+
+from graphflow.exceptions import GraphflowConfigError
+from graphflow.hooks.base import Hook
+from graphflow.instructions import Placeholder, parse_template
+from graphflow.state import INPUT, MESSAGES, RESERVED_KEYS
+
+if TYPE_CHECKING:
+    from langchain_core.tools import BaseTool
+    from langgraph.graph import StateGraph
+    from langgraph.graph.state import CompiledStateGraph
+
+__all__ = ("Agent", "AgentInput")
+
+AgentInput = str | BaseMessage | Sequence[BaseMessage] | dict[str, Any] | None
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+RUN_TOKEN = "graphflow_run"
+DEFAULT_RECURSION_LIMIT = 10_000
+
+
+def _check_identifier(value: str, what: str) -> str:
+    if not _IDENT.fullmatch(value):
+        raise ValueError(
+            f"{what} {value!r} is not an identifier; use letters, digits and _ "
+            "(not starting with a digit), e.g. 'research_data'"
+        )
+    if value in RESERVED_KEYS:
+        raise ValueError(
+            f"{what} {value!r} is reserved by graphflow (reserved: {', '.join(sorted(RESERVED_KEYS))})"
+        )
+    return value
+
+
+class Agent(BaseModel):
+    """Base of every agent spec. Subclasses add what their kind needs.
+
+    Specs are validated pydantic models (`extra="forbid"`: a misspelt option fails at once).
+    `to_graph()` gives the uncompiled LangGraph `StateGraph`; `compile()` a cached
+    `CompiledStateGraph`; `invoke`/`stream`/`resume` run it.
+    """
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True, validate_assignment=True)
+
+    name: str
+    """Identifier, unique in an agent tree; also the agent's node name in its parent's graph."""
+    description: str = ""
+    """What the agent does; routers and supervisors show it to their model."""
+    output_key: str | None = None
+    """State key that receives the agent's result (final text or structured object)."""
+    instruction: str | None = None
+    """Template rendered from state into an instruction message: `{key}`, `{key?}`, `{{`, `}}`."""
+    include_contents: Literal["default", "none"] = "default"
+    """`default`: the agent sees the parent conversation; `none`: only its instruction."""
+    return_reasoning_contents: bool = False
+    """Hand every message the agent produced back to the parent, not only its final answer."""
+    hooks: list[Hook] = Field(default_factory=list)
+    """Agent, model and tool hooks, run in list order (after-hooks in reverse)."""
+    input_keys: list[str] = Field(default_factory=list)
+    """State keys the caller supplies besides `input`; instructions may use them."""
+
+    _compiled: dict[Any, CompiledStateGraph] = PrivateAttr(default_factory=dict)
+    _template: tuple[str | Placeholder, ...] = PrivateAttr(default=())
+
+    @field_validator("name")
+    @classmethod
+    def _valid_name(cls, value: str) -> str:
+        _check_identifier(value, "agent name")
+        if value.startswith("gf_"):
+            raise ValueError(f"agent name {value!r}: names starting with 'gf_' are reserved")
+        return value
+
+    @field_validator("output_key")
+    @classmethod
+    def _valid_output_key(cls, value: str | None) -> str | None:
+        return None if value is None else _check_identifier(value, "output_key")
+
+    @field_validator("input_keys")
+    @classmethod
+    def _valid_input_keys(cls, value: list[str]) -> list[str]:
+        return [_check_identifier(v, "input key") for v in value]
+
+    @field_validator("instruction")
+    @classmethod
+    def _valid_instruction(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_template(value)
+        return value
+
+    def model_post_init(self, context: Any) -> None:
+        """Parse the instruction once."""
+        self._template = parse_template(self.instruction) if self.instruction else ()
+
+    # -- structure -------------------------------------------------------------------------------
+
+    @property
+    def sub_agents_list(self) -> list[Agent]:
+        """Direct sub-agents (empty for leaf agents)."""
+        return list(getattr(self, "sub_agents", []) or [])
+
+    @property
+    def template(self) -> tuple[str | Placeholder, ...]:
+        """The parsed instruction template."""
+        return self._template
+
+    def placeholders(self) -> list[Placeholder]:
+        """The placeholders the instruction uses."""
+        return [p for p in self._template if isinstance(p, Placeholder)]
+
+    def walk(self) -> Iterator[Agent]:
+        """This agent and all its descendants, depth first."""
+        yield self
+        for child in self.sub_agents_list:
+            yield from child.walk()
+
+    def find(self, name: str) -> Agent:
+        """The agent called `name` in this tree."""
+        for agent in self.walk():
+            if agent.name == name:
+                return agent
+        raise KeyError(f"no agent named {name!r} in the tree of {self.name!r}")
+
+    # -- building --------------------------------------------------------------------------------
+
+    def to_graph(self) -> StateGraph:
+        """The uncompiled LangGraph `StateGraph` for this agent as the root of a tree.
+
+        Raises:
+            GraphflowConfigError: the tree is misconfigured (checked before any model call).
+        """
+        from graphflow.strategies.builder import FlowGraphBuilder
+
+        return FlowGraphBuilder().build(self)
+
+    def compile(
+        self,
+        checkpointer: Any = None,
+        *,
+        store: Any = None,
+        interrupt_before: Sequence[str] | None = None,
+        interrupt_after: Sequence[str] | None = None,
+        debug: bool = False,
+    ) -> CompiledStateGraph:
+        """Compile (once; cached per checkpointer and store) into a LangGraph graph.
+
+        Args:
+            checkpointer: a LangGraph saver, a URL (`memory:`, `sqlite:///runs.db`,
+                `postgresql://...`), `False` for none, or None for an in-memory saver.
+            store: a LangGraph store for long-term memory.
+            interrupt_before: node names to pause before.
+            interrupt_after: node names to pause after.
+            debug: LangGraph debug output.
+        """
+        from graphflow.checkpoint import resolve_checkpointer
+
+        key = (
+            checkpointer if isinstance(checkpointer, str | bool | None) else id(checkpointer),
+            id(store),
+            tuple(interrupt_before or ()),
+            tuple(interrupt_after or ()),
+            debug,
+        )
+        if key not in self._compiled:
+            saver = resolve_checkpointer(checkpointer)
+            graph = self.to_graph().compile(
+                checkpointer=saver,
+                store=store,
+                interrupt_before=list(interrupt_before or []) or None,
+                interrupt_after=list(interrupt_after or []) or None,
+                debug=debug,
+                name=self.name,
+            )
+            self._compiled[key] = graph.with_config(  # type: ignore[assignment]
+                recursion_limit=DEFAULT_RECURSION_LIMIT
+            )
+        return self._compiled[key]
+
+    def _graph_for(self, checkpointer: Any) -> CompiledStateGraph:
+        return self.compile(checkpointer)
+
+    # -- running ---------------------------------------------------------------------------------
+
+    def _prepare(
+        self, input: AgentInput, thread_id: str | None, config: RunnableConfig | None
+    ) -> tuple[Any, RunnableConfig]:
+        cfg: dict[str, Any] = dict(config or {})
+        configurable = dict(cfg.get("configurable") or {})
+        configurable.setdefault("thread_id", thread_id or configurable.get("thread_id") or str(uuid.uuid4()))
+        configurable[RUN_TOKEN] = str(uuid.uuid4())
+        cfg["configurable"] = configurable
+        cfg.setdefault("recursion_limit", DEFAULT_RECURSION_LIMIT)
+        return normalize_input(input), cfg  # type: ignore[return-value]
+
+    def invoke(
+        self,
+        input: AgentInput,
+        *,
+        thread_id: str | None = None,
+        config: RunnableConfig | None = None,
+        checkpointer: Any = None,
+        durability: Literal["sync", "async", "exit"] = "sync",
+    ) -> dict[str, Any]:
+        """Run to the end (or to an interrupt) and return the final state.
+
+        `input` may be a string (it becomes the `input` key and a user message), a message, a
+        list of messages, a dict of state keys, or None to continue the thread's last run.
+        """
+        graph = self._graph_for(checkpointer)
+        data, cfg = self._prepare(input, thread_id, config)
+        result = graph.invoke(data, cfg, durability=durability)
+        return _public(result)
+
+    async def ainvoke(
+        self,
+        input: AgentInput,
+        *,
+        thread_id: str | None = None,
+        config: RunnableConfig | None = None,
+        checkpointer: Any = None,
+        durability: Literal["sync", "async", "exit"] = "sync",
+    ) -> dict[str, Any]:
+        """Async `invoke`."""
+        graph = self._graph_for(checkpointer)
+        data, cfg = self._prepare(input, thread_id, config)
+        result = await graph.ainvoke(data, cfg, durability=durability)
+        return _public(result)
+
+    def stream(
+        self,
+        input: AgentInput,
+        *,
+        thread_id: str | None = None,
+        config: RunnableConfig | None = None,
+        checkpointer: Any = None,
+        stream_mode: Any = "updates",
+        subgraphs: bool = True,
+        durability: Literal["sync", "async", "exit"] = "sync",
+    ) -> Iterator[Any]:
+        """Stream LangGraph events (`(namespace, chunk)` pairs with `subgraphs=True`)."""
+        graph = self._graph_for(checkpointer)
+        data, cfg = self._prepare(input, thread_id, config)
+        yield from graph.stream(
+            data, cfg, stream_mode=stream_mode, subgraphs=subgraphs, durability=durability
+        )
+
+    async def astream(
+        self,
+        input: AgentInput,
+        *,
+        thread_id: str | None = None,
+        config: RunnableConfig | None = None,
+        checkpointer: Any = None,
+        stream_mode: Any = "updates",
+        subgraphs: bool = True,
+        durability: Literal["sync", "async", "exit"] = "sync",
+    ) -> AsyncIterator[Any]:
+        """Async `stream`."""
+        graph = self._graph_for(checkpointer)
+        data, cfg = self._prepare(input, thread_id, config)
+        async for event in graph.astream(
+            data, cfg, stream_mode=stream_mode, subgraphs=subgraphs, durability=durability
+        ):
+            yield event
+
+    def resume(
+        self,
+        thread_id: str,
+        value: Any = None,
+        *,
+        checkpointer: Any = None,
+        config: RunnableConfig | None = None,
+    ) -> dict[str, Any]:
+        """Continue a crashed, failed or interrupted run from its last checkpoint.
+
+        `value` answers a pending interrupt (a dict of interrupt id -> value answers several).
+        """
+        command = None if value is None else Command(resume=value)
+        return self.invoke(command, thread_id=thread_id, checkpointer=checkpointer, config=config)  # type: ignore[arg-type]
+
+    async def aresume(
+        self,
+        thread_id: str,
+        value: Any = None,
+        *,
+        checkpointer: Any = None,
+        config: RunnableConfig | None = None,
+    ) -> dict[str, Any]:
+        """Async `resume`."""
+        command = None if value is None else Command(resume=value)
+        return await self.ainvoke(command, thread_id=thread_id, checkpointer=checkpointer, config=config)  # type: ignore[arg-type]
+
+    def get_state(self, thread_id: str, *, checkpointer: Any = None) -> Any:
+        """The thread's latest `StateSnapshot` (values, next nodes, pending interrupts)."""
+        graph = self._graph_for(checkpointer)
+        return graph.get_state({"configurable": {"thread_id": thread_id}}, subgraphs=True)
+
+    def draw(self, format: str = "mermaid") -> str | bytes:
+        """Draw the compiled graph with nested agents expanded (`mermaid`, `ascii`, `png`)."""
+        graph = self.compile(False).get_graph(xray=True)
+        if format == "mermaid":
+            return graph.draw_mermaid()
+        if format == "ascii":
+            return graph.draw_ascii()
+        if format == "png":
+            return graph.draw_mermaid_png()
+        raise GraphflowConfigError(f"draw: unknown format {format!r}; use mermaid, ascii or png")
+
+    def as_tool(self, name: str | None = None, description: str | None = None) -> BaseTool:
+        """This agent as a tool of a `ReactAgent` (the supervisor pattern).
+
+        The tool's `request` argument becomes the agent's input; the value of its `output_key`
+        (or its final message) is the tool's result. It runs in its own checkpoint namespace
+        and none of its messages reach the caller's conversation.
+        """
+        from graphflow.agents._as_tool import agent_as_tool
+
+        return agent_as_tool(self, name=name, description=description)
+
+
+def normalize_input(input: AgentInput | Command) -> Any:
+    """Turn what a user passes to `invoke` into a state update."""
+    if input is None or isinstance(input, Command):
+        return input
+    if isinstance(input, str):
+        return {INPUT: input, MESSAGES: [HumanMessage(content=input)]}
+    if isinstance(input, BaseMessage):
+        return {INPUT: input.text, MESSAGES: [input]}
+    if isinstance(input, dict):
+        data = dict(input)
+        if isinstance(data.get(INPUT), str) and MESSAGES not in data:
+            data[MESSAGES] = [HumanMessage(content=data[INPUT])]
+        return data
+    if isinstance(input, Sequence) and all(isinstance(m, BaseMessage) for m in input):
+        messages = list(input)
+        humans = [m for m in messages if isinstance(m, HumanMessage)]
+        return {INPUT: humans[-1].text if humans else "", MESSAGES: messages}
+    raise TypeError(
+        f"cannot run an agent on {type(input).__name__}; pass a string, a message, a list of "
+        "messages or a dict of state keys"
+    )
+
+
+def _public(result: Any) -> dict[str, Any]:
+    if not isinstance(result, dict):
+        return result
+    return {k: v for k, v in result.items() if not k.startswith("gf_")}

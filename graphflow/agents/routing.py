@@ -1,0 +1,46 @@
+"""`LlmRoutingAgent`: a model reads the sub-agents' descriptions and picks which run."""
+
+from __future__ import annotations
+
+from langchain_core.language_models import BaseChatModel
+from pydantic import Field, model_validator
+
+from graphflow.agents.base import Agent
+from graphflow.agents.react import resolve_model
+
+__all__ = ("LlmRoutingAgent",)
+
+
+class LlmRoutingAgent(Agent):
+    """Let a model choose one route (or several with `multi=True`), each with an optional query.
+
+    The choice is structured output validated against the route names. An invalid choice is
+    retried with the validation error as feedback (`max_retries` times), then `fallback` runs,
+    else `RoutingError`. Only chosen routes run (concurrently when several). `output_key` gets the
+    chosen route's result (a dict by output key when `multi`).
+    """
+
+    model: BaseChatModel | str
+    """The routing model (any LangChain chat model with `with_structured_output`)."""
+    sub_agents: list[Agent] = Field(min_length=1)
+    """The routes; any agent kind."""
+    fallback: str | None = None
+    """Name of the sub-agent to run when the model keeps choosing invalid routes."""
+    multi: bool = False
+    """Allow the model to choose several routes, run concurrently."""
+    max_retries: int = Field(default=2, ge=0)
+    """Re-ask the model this many times after an invalid choice."""
+
+    @model_validator(mode="after")
+    def _check(self) -> LlmRoutingAgent:
+        names = [a.name for a in self.sub_agents]
+        if self.fallback is not None and self.fallback not in names:
+            raise ValueError(
+                f"router {self.name!r}: fallback {self.fallback!r} is not one of its sub-agents "
+                f"({', '.join(names)})"
+            )
+        return self
+
+    def chat_model(self) -> BaseChatModel:
+        """The routing chat model."""
+        return resolve_model(self.model, agent=self.name)

@@ -1,0 +1,93 @@
+"""Errors raised by graphflow.
+
+Hierarchy::
+
+    GraphflowError                      base of everything graphflow raises
+    ├── GraphflowConfigError            the agent tree is misconfigured (raised at build/compile time)
+    │   ├── InstructionTemplateError    an instruction template is malformed
+    │   └── DataflowError               a placeholder nobody writes, a duplicate name or key
+    └── AgentRunError                   something failed while a run was executing
+        ├── OutputValidationError       a reply did not validate against `output_schema`
+        ├── RoutingError                a router could not choose a valid route
+        ├── ParallelBranchError         one or more parallel branches failed
+        └── ToolError                   a tool failed in a way the run cannot recover from
+
+Configuration errors are raised before any model is called; fix the agent definitions. Run errors
+leave the run's checkpoints in place: inspect them with `agent.get_state(thread_id)` and continue
+with `agent.resume(thread_id)`.
+"""
+
+from __future__ import annotations
+
+__all__ = (
+    "AgentRunError",
+    "DataflowError",
+    "GraphflowConfigError",
+    "GraphflowError",
+    "InstructionTemplateError",
+    "OutputValidationError",
+    "ParallelBranchError",
+    "RoutingError",
+    "ToolError",
+)
+
+
+class GraphflowError(Exception):
+    """Base class of every error graphflow raises."""
+
+
+class GraphflowConfigError(GraphflowError, ValueError):
+    """The agent tree is misconfigured; raised while building or compiling, never mid-run."""
+
+
+class InstructionTemplateError(GraphflowConfigError):
+    """An instruction template cannot be parsed."""
+
+
+class DataflowError(GraphflowConfigError):
+    """Data cannot flow as declared: an unknown placeholder, a duplicate agent name or key."""
+
+
+class AgentRunError(GraphflowError, RuntimeError):
+    """A run failed while executing. Its checkpoints are kept, so it can be inspected and resumed.
+
+    Attributes:
+        agent: name of the agent that failed, when known.
+    """
+
+    def __init__(self, message: str, *, agent: str | None = None) -> None:
+        super().__init__(message)
+        self.agent = agent
+
+
+class OutputValidationError(AgentRunError):
+    """The model's final reply did not validate against the agent's `output_schema`."""
+
+
+class RoutingError(AgentRunError):
+    """A routing agent's model chose no valid route and no fallback was configured."""
+
+
+class ParallelBranchError(AgentRunError):
+    """One or more branches of a `ParallelAgent` failed; the others' outputs were kept.
+
+    Attributes:
+        errors: branch name -> error message, for every failed branch.
+        completed: output key -> value, for every branch that finished.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        agent: str | None = None,
+        errors: dict[str, str] | None = None,
+        completed: dict[str, object] | None = None,
+    ) -> None:
+        super().__init__(message, agent=agent)
+        self.errors = dict(errors or {})
+        self.completed = dict(completed or {})
+
+
+class ToolError(AgentRunError):
+    """A tool failed in a way the agent cannot recover from."""

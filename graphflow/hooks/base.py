@@ -1,0 +1,192 @@
+"""Hook base classes: agent hooks (their own graph nodes), model hooks and tool hooks.
+
+* `AgentHook.before_agent` / `after_agent` run as **separate nodes** around an agent's work, so
+  they fire once per agent invocation however many model/tool rounds happen inside. They may
+  return a state update, or skip the agent with `HookResult(jump_to="end", update=...)`.
+  `after_agent` always runs and `ctx.reason` says why the agent ended.
+* `ModelHook` methods run once per model call inside the ReAct model node.
+* `ToolHook.wrap_tool_call` runs once per tool call inside the tools node.
+
+Every method has an async twin (`abefore_agent`, ...). Override either: the async twin defaults to
+the sync method, and a hook that defines only the async method still works under sync `invoke`.
+Several hooks — several instances of one class included — run in list order; after-hooks run in
+reverse order, and wrappers nest with the first hook outermost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Literal
+
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.runnables import RunnableConfig
+    from langchain_core.tools import BaseTool
+
+__all__ = (
+    "AgentContext",
+    "AgentHook",
+    "EndReason",
+    "Hook",
+    "HookResult",
+    "ModelHook",
+    "ModelRequest",
+    "ToolCallRequest",
+    "ToolHook",
+)
+
+EndReason = Literal["completed", "skipped", "max_iterations", "error", "until", "exit_loop"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class HookResult:
+    """What a hook returns to change the run: a state update, and optionally a jump."""
+
+    update: dict[str, Any] = field(default_factory=dict)
+    """State keys to write (an agent's `output_key` included)."""
+    jump_to: Literal["end"] | None = None
+    """`"end"` skips the agent's work (before_agent) or ends its ReAct loop (before_model)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentContext:
+    """Where an agent hook is running."""
+
+    agent: str
+    """Name of the agent the hook belongs to."""
+    config: RunnableConfig
+    """The LangGraph run config (thread id, callbacks...)."""
+    reason: EndReason | None = None
+    """For `after_agent`: why the agent ended."""
+    error: BaseException | None = None
+    """For `after_agent` with reason `error`: what failed."""
+
+
+@dataclass(kw_only=True)
+class ModelRequest:
+    """One model call, as the ReAct model node is about to make it. Hooks may replace fields."""
+
+    agent: str
+    """Name of the agent making the call."""
+    model: BaseChatModel
+    """The chat model to call (a hook may swap it, e.g. for a fallback)."""
+    messages: list[BaseMessage]
+    """The messages to send, system prompt first."""
+    tools: list[BaseTool]
+    """The tools bound for this call."""
+    settings: dict[str, Any]
+    """Extra keyword arguments bound to the model (temperature, ...)."""
+    state: dict[str, Any]
+    """The agent's state (read-only by convention)."""
+    call_number: int
+    """0-based index of this model call within the agent invocation."""
+
+    def override(self, **changes: Any) -> ModelRequest:
+        """A copy with some fields replaced."""
+        return replace(self, **changes)
+
+
+@dataclass(kw_only=True)
+class ToolCallRequest:
+    """One tool call about to run. Hooks may replace `tool_call` (e.g. its `args`)."""
+
+    agent: str
+    """Name of the agent whose model asked for the call."""
+    tool_call: dict[str, Any]
+    """`{"name", "args", "id"}` as the model produced it."""
+    tool: BaseTool | None
+    """The tool that will run, or None when the model named an unknown tool."""
+    state: dict[str, Any]
+    """The agent's state when the model asked for the call."""
+
+    def override(self, **changes: Any) -> ToolCallRequest:
+        """A copy with some fields replaced."""
+        return replace(self, **changes)
+
+
+ModelHandler = Callable[[ModelRequest], AIMessage]
+AsyncModelHandler = Callable[[ModelRequest], Awaitable[AIMessage]]
+ToolHandler = Callable[[ToolCallRequest], ToolMessage]
+AsyncToolHandler = Callable[[ToolCallRequest], Awaitable[ToolMessage]]
+
+
+class Hook:
+    """Common base of all hooks. `name` appears in node names and drawings."""
+
+    @property
+    def name(self) -> str:
+        """A short name for this hook instance (class name by default)."""
+        return type(self).__name__
+
+
+class AgentHook(Hook):
+    """Runs once before and once after each invocation of an agent, as graph nodes."""
+
+    def before_agent(self, state: dict[str, Any], ctx: AgentContext) -> HookResult | dict | None:
+        """Called once when the agent starts. Return an update, a `HookResult`, or None."""
+        return None
+
+    async def abefore_agent(
+        self, state: dict[str, Any], ctx: AgentContext
+    ) -> HookResult | dict | None:
+        """Async twin of `before_agent`."""
+        return self.before_agent(state, ctx)
+
+    def after_agent(self, state: dict[str, Any], ctx: AgentContext) -> HookResult | dict | None:
+        """Called once when the agent ends, whatever the reason (`ctx.reason`)."""
+        return None
+
+    async def aafter_agent(
+        self, state: dict[str, Any], ctx: AgentContext
+    ) -> HookResult | dict | None:
+        """Async twin of `after_agent`."""
+        return self.after_agent(state, ctx)
+
+
+class ModelHook(Hook):
+    """Runs around every model call of a ReAct agent."""
+
+    def before_model(self, request: ModelRequest) -> ModelRequest | AIMessage | HookResult | None:
+        """Rewrite the request, answer it yourself (an `AIMessage`), or end the loop."""
+        return None
+
+    async def abefore_model(
+        self, request: ModelRequest
+    ) -> ModelRequest | AIMessage | HookResult | None:
+        """Async twin of `before_model`."""
+        return self.before_model(request)
+
+    def after_model(self, request: ModelRequest, response: AIMessage) -> AIMessage | None:
+        """Inspect or replace the model's response."""
+        return None
+
+    async def aafter_model(self, request: ModelRequest, response: AIMessage) -> AIMessage | None:
+        """Async twin of `after_model`."""
+        return self.after_model(request, response)
+
+    def wrap_model_call(self, request: ModelRequest, handler: ModelHandler) -> AIMessage:
+        """Surround the call: retry it, fall back to another model, time it..."""
+        return handler(request)
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: AsyncModelHandler
+    ) -> AIMessage:
+        """Async twin of `wrap_model_call`."""
+        return await handler(request)
+
+
+class ToolHook(Hook):
+    """Runs around every tool call of a ReAct agent."""
+
+    def wrap_tool_call(self, request: ToolCallRequest, handler: ToolHandler) -> ToolMessage:
+        """Surround one tool call: change its arguments, answer it yourself, retry it..."""
+        return handler(request)
+
+    async def awrap_tool_call(
+        self, request: ToolCallRequest, handler: AsyncToolHandler
+    ) -> ToolMessage:
+        """Async twin of `wrap_tool_call`."""
+        return await handler(request)

@@ -1,0 +1,244 @@
+"""`FlowGraphBuilder`: picks a strategy per agent type and builds the tree's one graph."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langgraph.errors import GraphBubbleUp
+
+from graphflow.agents.base import RUN_TOKEN, Agent
+from graphflow.exceptions import DataflowError, GraphflowConfigError
+from graphflow.state import (
+    AGENT_STATUS,
+    BRANCH_ERRORS,
+    EXIT_LOOP,
+    INPUT,
+    LOOP_ITERATION,
+    MESSAGES,
+)
+from graphflow.strategies._nodes import guarded, new_messages, node, status_changes
+from graphflow.strategies.base import BuildContext, FlowGraphBuildingStrategy
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from langgraph.graph import StateGraph
+
+__all__ = ("FlowGraphBuilder", "register_strategy", "strategy_for")
+
+_REGISTRY: dict[type[Agent], FlowGraphBuildingStrategy] = {}
+_RESERVED_NODE_NAMES = frozenset({"model", "tools", "prepare", "finish", "run"})
+
+
+def register_strategy(agent_type: type[Agent], strategy: FlowGraphBuildingStrategy) -> None:
+    """Use `strategy` to build every agent of `agent_type` (and its subclasses).
+
+    This is how you add an agent kind without touching graphflow.
+    """
+    if not (isinstance(agent_type, type) and issubclass(agent_type, Agent)):
+        raise GraphflowConfigError(
+            f"register_strategy: {agent_type!r} is not an Agent subclass"
+        )
+    if not isinstance(strategy, FlowGraphBuildingStrategy):
+        raise GraphflowConfigError(
+            f"register_strategy: {strategy!r} is not a FlowGraphBuildingStrategy instance"
+        )
+    _REGISTRY[agent_type] = strategy
+
+
+def strategy_for(agent: Agent) -> FlowGraphBuildingStrategy:
+    """The registered strategy for `agent`'s type (the nearest registered base class)."""
+    _ensure_builtins()
+    for klass in type(agent).__mro__:
+        if klass in _REGISTRY:
+            return _REGISTRY[klass]
+    raise GraphflowConfigError(
+        f"no strategy builds {type(agent).__name__} (agent {agent.name!r}); register one with "
+        f"graphflow.register_strategy({type(agent).__name__}, YourStrategy())"
+    )
+
+
+def _ensure_builtins() -> None:
+    if _REGISTRY:
+        return
+    from graphflow.strategies import _defaults
+
+    _defaults.register_builtins()
+
+
+class FlowGraphBuilder:
+    """Builds the one LangGraph graph of an agent tree."""
+
+    def build(self, root: Agent) -> StateGraph:
+        """Validate the tree, then build the root's `StateGraph`.
+
+        Raises:
+            GraphflowConfigError: duplicate names or keys, unknown placeholders, ...
+        """
+        keys = self._validate(root)
+        ctx = BuildContext(builder=self, keys=frozenset(keys), path=(root.name,))
+        return strategy_for(root).build_graph(root, ctx)
+
+    # -- tree facts -----------------------------------------------------------------------------
+
+    def writes(self, agent: Agent) -> set[str]:
+        """Keys `agent` and its sub-agents write."""
+        strategy = strategy_for(agent)
+        out = set(strategy.own_writes(agent))
+        for child in strategy.children(agent):
+            out |= self.writes(child)
+        return out
+
+    def result_key(self, agent: Agent) -> str | None:
+        """The key holding `agent`'s result."""
+        return strategy_for(agent).result_key(agent)
+
+    # -- validation -----------------------------------------------------------------------------
+
+    def _validate(self, root: Agent) -> set[str]:
+        seen: dict[str, Agent] = {}
+        for agent in root.walk():
+            if agent.name in seen:
+                other = seen[agent.name]
+                what = "the same agent object twice" if other is agent else "two agents"
+                raise DataflowError(
+                    f"agent name `{agent.name}` is used by {what} in the tree of `{root.name}`; "
+                    "names must be unique in a tree (they name graph nodes and checkpoint "
+                    "namespaces) — rename one, or build a second agent with model_copy(update="
+                    "{'name': ...})"
+                )
+            seen[agent.name] = agent
+        keys = self.writes(root) | set(root.input_keys)
+        for agent in root.walk():
+            keys |= set(agent.input_keys)
+        clashes = sorted(set(seen) & keys)
+        if clashes:
+            raise DataflowError(
+                f"agent name(s) {clashes} are also state keys (output or input keys); LangGraph "
+                "nodes may not share a name with a state key — rename the agent or the key"
+            )
+        reserved = sorted(keys & _RESERVED_NODE_NAMES)
+        if reserved:
+            raise DataflowError(
+                f"state key(s) {reserved} collide with ReAct node names; choose another output key"
+            )
+        ctx = BuildContext(builder=self, keys=frozenset(keys), path=(root.name,))
+        self.check(root, frozenset({INPUT, *root.input_keys}), ctx)
+        return keys
+
+    def check(self, agent: Agent, available: frozenset[str], ctx: BuildContext) -> frozenset[str]:
+        """Check `agent` (and its sub-agents) given the keys available before it runs."""
+        available = available | set(agent.input_keys)
+        return strategy_for(agent).check_dataflow(agent, available, ctx)
+
+    def check_placeholders(self, agent: Agent, available: frozenset[str], ctx: BuildContext) -> None:
+        """Raise `DataflowError` for a required placeholder no earlier agent writes."""
+        known = set(available) | ({LOOP_ITERATION} if ctx.in_loop else set())
+        for placeholder in agent.placeholders():
+            if placeholder.optional or placeholder.name in known:
+                continue
+            later = "" if placeholder.name not in ctx.keys else (
+                f" ({placeholder.name!r} is written, but not before `{agent.name}` runs; reorder "
+                f"the agents, or write {{{placeholder.name}?}} if a later loop pass provides it)"
+            )
+            hint = (
+                " ({loop_iteration} exists only inside a LoopAgent)"
+                if placeholder.name == LOOP_ITERATION
+                else ""
+            )
+            raise DataflowError(
+                f"Agent `{agent.name}`: instruction uses {{{placeholder.name}}} but no earlier "
+                f"agent writes that key{later}{hint}; known keys: {', '.join(sorted(known))}. "
+                f"Fix: write it from an earlier agent's output_key, declare it in input_keys, or "
+                f"make it optional with {{{placeholder.name}?}}"
+            )
+
+    # -- sub-agent nodes -------------------------------------------------------------------------
+
+    def child_node(
+        self,
+        child: Agent,
+        ctx: BuildContext,
+        *,
+        prepare: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None,
+        catch_errors: bool = False,
+        owner: Agent | None = None,
+    ) -> RunnableLambda:
+        """A node that runs `child`'s compiled subgraph and hands back only what it writes.
+
+        Args:
+            child: the sub-agent.
+            ctx: the sub-agent's build context (`parent_ctx.child(child)`).
+            prepare: `(state, data) -> data` rewrites what is sent to the subgraph (a router's query).
+            catch_errors: record a failure in state instead of raising (parallel branches).
+            owner: the parent agent, whose after hooks run (reason `error`) if this node fails.
+        """
+        strategy = strategy_for(child)
+        # compiled without a checkpointer: it inherits the parent's and keeps its own
+        # checkpoints in the parent's store, so a resumed run resumes inside it.
+        compiled = strategy.build_graph(child, ctx).compile(checkpointer=None, name=child.name)
+        writes = self.writes(child)
+        config_extra = {"max_concurrency": None, **strategy.invoke_config(child)}
+        consumes_exit = strategy.consumes_exit_loop
+
+        def send(state: dict[str, Any]) -> dict[str, Any]:
+            data = {k: v for k, v in state.items() if not k.startswith("gf_")}
+            data[MESSAGES] = list(state.get(MESSAGES) or [])
+            return prepare(state, data) if prepare else data
+
+        def back(sent: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
+            update: dict[str, Any] = {k: result[k] for k in writes if k in result}
+            produced = new_messages(sent.get(MESSAGES, []), result.get(MESSAGES, []))
+            handed: list[BaseMessage] = strategy.hand_back(child, produced)
+            if handed:
+                update[MESSAGES] = handed
+            changes = status_changes(sent.get(AGENT_STATUS), result.get(AGENT_STATUS))
+            if changes:
+                update[AGENT_STATUS] = changes
+            if result.get(EXIT_LOOP) and not consumes_exit:
+                update[EXIT_LOOP] = True
+            return update
+
+        def failed(config: RunnableConfig, exc: BaseException) -> dict[str, Any]:
+            token = (config.get("configurable") or {}).get(RUN_TOKEN)
+            return {
+                BRANCH_ERRORS: {child.name: {"error": f"{type(exc).__name__}: {exc}", "run": token}},
+                AGENT_STATUS: {child.name: "error"},
+            }
+
+        def run(state: dict[str, Any], config: RunnableConfig) -> Any:
+            sent = send(state)
+            try:
+                result = compiled.invoke(sent, {**config, **config_extra})  # type: ignore[arg-type]
+            except GraphBubbleUp:
+                raise
+            except Exception as exc:
+                if catch_errors:
+                    return failed(config, exc)
+                raise
+            return back(sent, result)
+
+        async def arun(state: dict[str, Any], config: RunnableConfig) -> Any:
+            sent = send(state)
+            try:
+                result = await compiled.ainvoke(sent, {**config, **config_extra})  # type: ignore[arg-type]
+            except GraphBubbleUp:
+                raise
+            except Exception as exc:
+                if catch_errors:
+                    return failed(config, exc)
+                raise
+            return back(sent, result)
+
+        if owner is not None:
+            return guarded(owner, child.name, run, arun)
+        return node(child.name, run, arun)
+
+
+def query_message(text: str) -> HumanMessage:
+    """A user message carrying a router's rewritten query."""
+    import uuid
+
+    return HumanMessage(content=text, id=f"route-{uuid.uuid4()}")

@@ -1,0 +1,119 @@
+"""Strategy for `ParallelAgent`: branches in one superstep, then `gf_merge`.
+
+Branches run as tasks of one LangGraph superstep — concurrently under `invoke` (thread pool) and
+`ainvoke` (asyncio). A failing branch is recorded instead of raised so its siblings finish and
+are checkpointed; `gf_merge` then raises `ParallelBranchError`. A later run of the thread (a
+`resume`) finds the failure recorded by an earlier run and re-runs only the failed branches.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph import StateGraph
+from langgraph.types import Command
+
+from graphflow.agents.base import RUN_TOKEN
+from graphflow.exceptions import DataflowError, ParallelBranchError
+from graphflow.instructions import render_value
+from graphflow.state import AGENT_STATUS, BRANCH_ERRORS
+from graphflow.strategies._nodes import HookChain, guarded
+from graphflow.strategies.base import BuildContext, FlowGraphBuildingStrategy
+
+__all__ = ("ParallelStrategy", "merge_results")
+
+
+def merge_results(merge: Any, results: dict[str, Any]) -> Any:
+    """Merge branch results (output key -> value, in declaration order)."""
+    if merge == "dict":
+        return dict(results)
+    if merge == "list":
+        return list(results.values())
+    if merge == "concat":
+        return "\n\n".join(render_value(v) for v in results.values() if v is not None)
+    return merge(dict(results))
+
+
+class ParallelStrategy(FlowGraphBuildingStrategy):
+    """Builds a `ParallelAgent`'s graph."""
+
+    def own_writes(self, agent: Any) -> set[str]:
+        return {k for k in (agent.output_key, agent.merged_key) if k}
+
+    def result_key(self, agent: Any) -> str | None:
+        return agent.merged_key
+
+    def invoke_config(self, agent: Any) -> dict[str, Any]:
+        return {"max_concurrency": agent.max_concurrency}
+
+    def check_dataflow(self, agent: Any, available: frozenset[str], ctx: BuildContext) -> frozenset[str]:
+        builder = ctx.builder
+        owners: dict[str, str] = {}
+        for branch in agent.sub_agents:
+            for key in sorted(builder.writes(branch)):
+                if key in owners:
+                    raise DataflowError(
+                        f"ParallelAgent `{agent.name}`: branches `{owners[key]}` and "
+                        f"`{branch.name}` both write `{key}`; concurrent branches must write "
+                        "distinct output keys — rename one output_key"
+                    )
+                owners[key] = branch.name
+        after = available
+        for branch in agent.sub_agents:
+            # every branch starts from the same state: it cannot read a sibling's output
+            after = after | builder.check(branch, available, ctx.child(branch))
+        return after | self.own_writes(agent)
+
+    def build_graph(self, agent: Any, ctx: BuildContext) -> StateGraph:
+        graph = StateGraph(ctx.schema())
+        hooks = HookChain(agent)
+        builder = ctx.builder
+        branches = list(agent.sub_agents)
+        names = [b.name for b in branches]
+        keys = {b.name: builder.result_key(b) for b in branches}
+
+        def merge(state: dict[str, Any], config: RunnableConfig) -> Command:
+            token = (config.get("configurable") or {}).get(RUN_TOKEN)
+            errors: dict[str, Any] = dict(state.get(BRANCH_ERRORS) or {})
+            errors = {b: e for b, e in errors.items() if b in keys}
+            fresh = {b: e for b, e in errors.items() if e.get("run") == token and token is not None}
+            stale = [b for b in names if b in errors and b not in fresh]
+            if fresh or (errors and token is None):
+                failed = fresh or errors
+                completed = {
+                    k: state.get(k) for b, k in keys.items() if k and b not in failed and k in state
+                }
+                detail = "; ".join(f"`{b}`: {e['error']}" for b, e in failed.items())
+                raise ParallelBranchError(
+                    f"ParallelAgent `{agent.name}`: {len(failed)} of {len(names)} branches "
+                    f"failed — {detail}. The other branches' outputs are saved "
+                    f"({', '.join(completed) or 'none'}); resume the run to re-run only the "
+                    "failed branches.",
+                    agent=agent.name,
+                    errors={b: e["error"] for b, e in failed.items()},
+                    completed=completed,
+                )
+            if stale:
+                return Command(goto=stale, update={BRANCH_ERRORS: {b: None for b in stale}})
+            results = {k: state.get(k) for b in branches if (k := keys[b.name])}
+            update: dict[str, Any] = {AGENT_STATUS: {agent.name: "completed"}}
+            if agent.merged_key:
+                update[agent.merged_key] = merge_results(agent.merge, results)
+            if agent.output_key and agent.output_key != agent.merged_key:
+                update[agent.output_key] = update.get(agent.merged_key) if agent.merged_key else None
+            return Command(goto=hooks.after_entry, update=update)
+
+        for branch in branches:
+            graph.add_node(
+                branch.name,
+                builder.child_node(branch, ctx.child(branch), catch_errors=True, owner=agent),
+            )
+            graph.add_edge(branch.name, "gf_merge")
+        graph.add_node(
+            "gf_merge",
+            guarded(agent, "gf_merge", merge),
+            destinations=(*names, hooks.after_entry),
+        )
+        hooks.install(graph, names, None)
+        return graph

@@ -1,0 +1,195 @@
+"""Strategy for `LlmRoutingAgent`: gf_route (model picks) → chosen routes → gf_done."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph import StateGraph
+from langgraph.types import Command
+from pydantic import BaseModel, Field, ValidationError, create_model
+
+from graphflow.exceptions import DataflowError, RoutingError
+from graphflow.instructions import render_template
+from graphflow.messages import instruction_message
+from graphflow.state import AGENT_STATUS, INPUT, MESSAGES, ROUTES
+from graphflow.strategies._nodes import HookChain, guarded, node
+from graphflow.strategies.base import BuildContext, FlowGraphBuildingStrategy
+from graphflow.strategies.builder import query_message
+
+__all__ = ("RoutingStrategy",)
+
+
+def _choice_schema(agent: Any) -> type[BaseModel]:
+    names = tuple(a.name for a in agent.sub_agents)
+    route = create_model(
+        "Route",
+        agent=(Literal[names], Field(description="Name of the agent to run.")),  # type: ignore[valid-type]
+        query=(
+            str | None,
+            Field(default=None, description="Optional rewritten request for that agent."),
+        ),
+    )
+    if agent.multi:
+        return create_model(
+            "RouteChoices",
+            routes=(list[route], Field(min_length=1, description="The agents to run.")),  # type: ignore[valid-type]
+        )
+    return route
+
+
+def _prompt(agent: Any) -> str:
+    lines = "\n".join(
+        f"- {a.name}: {a.description or '(no description)'}" for a in agent.sub_agents
+    )
+    how = (
+        'Reply with JSON {"routes": [{"agent": <name>, "query": <optional rewritten request>}, ...]} '
+        "choosing every agent that should work on the request."
+        if agent.multi
+        else 'Reply with JSON {"agent": <name>, "query": <optional rewritten request>} choosing '
+        "the one agent best suited to the request."
+    )
+    return f"You route requests to the agent best suited to handle them. Agents:\n{lines}\n{how}"
+
+
+class RoutingStrategy(FlowGraphBuildingStrategy):
+    """Builds an `LlmRoutingAgent`'s graph."""
+
+    def check_dataflow(self, agent: Any, available: frozenset[str], ctx: BuildContext) -> frozenset[str]:
+        builder = ctx.builder
+        builder.check_placeholders(agent, available, ctx)
+        if agent.multi:
+            owners: dict[str, str] = {}
+            for route in agent.sub_agents:
+                for key in sorted(builder.writes(route)):
+                    if key in owners:
+                        raise DataflowError(
+                            f"LlmRoutingAgent `{agent.name}` (multi=True): routes `{owners[key]}` "
+                            f"and `{route.name}` both write `{key}` and may run concurrently; "
+                            "give them distinct output keys"
+                        )
+                    owners[key] = route.name
+        outs = [builder.check(r, available, ctx.child(r)) for r in agent.sub_agents]
+        # only keys every route writes are certain to exist afterwards
+        common = frozenset.intersection(*outs) if outs else available
+        return common | self.own_writes(agent)
+
+    def build_graph(self, agent: Any, ctx: BuildContext) -> StateGraph:
+        graph = StateGraph(ctx.schema())
+        hooks = HookChain(agent)
+        builder = ctx.builder
+        routes = list(agent.sub_agents)
+        names = [r.name for r in routes]
+        keys = {r.name: builder.result_key(r) for r in routes}
+        schema = _choice_schema(agent)
+        model = agent.chat_model()
+        system = _prompt(agent)
+
+        def messages_for(state: dict[str, Any]) -> list[BaseMessage]:
+            msgs: list[BaseMessage] = [SystemMessage(content=system)]
+            if agent.include_contents == "default":
+                msgs += list(state.get(MESSAGES) or [])
+            if agent.instruction:
+                text = render_template(agent.template, state, agent=agent.name)
+                msgs.append(instruction_message(text, agent=agent.name))
+            elif agent.include_contents == "none" and state.get(INPUT):
+                msgs.append(HumanMessage(content=str(state[INPUT])))
+            return msgs
+
+        def decide(parsed: Any) -> dict[str, str | None]:
+            chosen = parsed.routes if agent.multi else [parsed]
+            out: dict[str, str | None] = {}
+            for c in chosen:
+                out[c.agent] = c.query
+            return out
+
+        def feedback(error: Exception) -> HumanMessage:
+            return HumanMessage(
+                content=(
+                    f"That choice was invalid: {error}. Valid agents: {', '.join(names)}. "
+                    "Answer again with JSON only."
+                )
+            )
+
+        def finish(choice: dict[str, str | None]) -> Command:
+            return Command(goto=list(choice), update={ROUTES: choice})
+
+        def fail(errors: list[str]) -> Command:
+            if agent.fallback:
+                return finish({agent.fallback: None})
+            raise RoutingError(
+                f"LlmRoutingAgent `{agent.name}`: no valid route after {len(errors)} attempts "
+                f"({'; '.join(errors)}); valid routes: {', '.join(names)}. Set fallback= to run "
+                "a default agent instead",
+                agent=agent.name,
+            )
+
+        def route(state: dict[str, Any], config: RunnableConfig) -> Command:
+            msgs = messages_for(state)
+            structured = model.with_structured_output(schema, include_raw=True)
+            errors: list[str] = []
+            for _ in range(agent.max_retries + 1):
+                try:
+                    out = structured.invoke(msgs, config)
+                    if out.get("parsing_error") or out.get("parsed") is None:
+                        raise ValueError(str(out.get("parsing_error") or "no choice"))
+                    parsed = out["parsed"]
+                    if isinstance(parsed, dict):
+                        parsed = schema.model_validate(parsed)
+                    return finish(decide(parsed))
+                except (ValidationError, ValueError) as exc:
+                    errors.append(str(exc).splitlines()[0][:200])
+                    msgs = [*msgs, feedback(exc)]
+            return fail(errors)
+
+        async def aroute(state: dict[str, Any], config: RunnableConfig) -> Command:
+            msgs = messages_for(state)
+            structured = model.with_structured_output(schema, include_raw=True)
+            errors: list[str] = []
+            for _ in range(agent.max_retries + 1):
+                try:
+                    out = await structured.ainvoke(msgs, config)
+                    if out.get("parsing_error") or out.get("parsed") is None:
+                        raise ValueError(str(out.get("parsing_error") or "no choice"))
+                    parsed = out["parsed"]
+                    if isinstance(parsed, dict):
+                        parsed = schema.model_validate(parsed)
+                    return finish(decide(parsed))
+                except (ValidationError, ValueError) as exc:
+                    errors.append(str(exc).splitlines()[0][:200])
+                    msgs = [*msgs, feedback(exc)]
+            return fail(errors)
+
+        def done(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+            chosen = list((state.get(ROUTES) or {}).keys())
+            update: dict[str, Any] = {AGENT_STATUS: {agent.name: "completed"}}
+            if agent.output_key:
+                if agent.multi:
+                    update[agent.output_key] = {
+                        keys[c]: state.get(keys[c]) for c in chosen if keys.get(c)
+                    }
+                else:
+                    key = keys.get(chosen[0]) if chosen else None
+                    update[agent.output_key] = state.get(key) if key else None
+            return update
+
+        def with_query(name: str) -> Any:
+            def prepare(state: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+                query = (state.get(ROUTES) or {}).get(name)
+                if query:
+                    data[INPUT] = query
+                    data[MESSAGES] = [*data[MESSAGES], query_message(query)]
+                return data
+
+            return prepare
+
+        graph.add_node("gf_route", guarded(agent, "gf_route", route, aroute), destinations=tuple(names))
+        for r in routes:
+            graph.add_node(
+                r.name, builder.child_node(r, ctx.child(r), prepare=with_query(r.name), owner=agent)
+            )
+            graph.add_edge(r.name, "gf_done")
+        graph.add_node("gf_done", node("gf_done", done))
+        hooks.install(graph, "gf_route", "gf_done")
+        return graph
