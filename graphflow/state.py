@@ -40,8 +40,18 @@ STOP = "gf_stop"
 JUMP = "gf_jump"
 
 RESERVED_KEYS = frozenset(
-    {MESSAGES, INPUT, LOOP_ITERATION, AGENT_STATUS, EXIT_LOOP, BRANCH_ERRORS, ROUTES,
-     MODEL_CALLS, STOP, JUMP}
+    {
+        MESSAGES,
+        INPUT,
+        LOOP_ITERATION,
+        AGENT_STATUS,
+        EXIT_LOOP,
+        BRANCH_ERRORS,
+        ROUTES,
+        MODEL_CALLS,
+        STOP,
+        JUMP,
+    }
 )
 """Keys graphflow owns; agents may not use them as output keys or names."""
 

@@ -32,7 +32,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable, RunnableLambda
 from langchain_core.utils.function_calling import convert_to_openai_tool
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SkipValidation, ValidationError
 
 __all__ = ("ScriptedChatModel", "tool_call", "tool_calls")
 
@@ -66,7 +66,9 @@ class ScriptedChatModel(BaseChatModel):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    replies: Sequence[Reply] = Field(default_factory=list)
+    # SkipValidation: pydantic would try to coerce each reply into an AIMessage and crash on a
+    # pydantic model or exception reply; replies are used exactly as given.
+    replies: SkipValidation[Sequence[Reply]] = Field(default_factory=list)
     """Replies returned in order, one per call. Ignored when `fn` is given."""
     fn: ReplyFn | None = None
     """`fn(messages, call_number)` computes each reply; call numbers start at 0."""

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = ("Agent", "AgentInput")
 
-AgentInput = str | BaseMessage | Sequence[BaseMessage] | dict[str, Any] | None
+AgentInput = str | BaseMessage | Sequence[BaseMessage] | dict[str, Any] | Command | None
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 RUN_TOKEN = "graphflow_run"
 DEFAULT_RECURSION_LIMIT = 10_000
@@ -51,7 +51,9 @@ class Agent(BaseModel):
     `CompiledStateGraph`; `invoke`/`stream`/`resume` run it.
     """
 
-    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True, validate_assignment=True)
+    model_config = ConfigDict(
+        extra="forbid", arbitrary_types_allowed=True, validate_assignment=True
+    )
 
     name: str
     """Identifier, unique in an agent tree; also the agent's node name in its parent's graph."""
@@ -97,6 +99,13 @@ class Agent(BaseModel):
         if value is not None:
             parse_template(value)
         return value
+
+    def __init__(self, /, **data: Any) -> None:
+        # parse first, so a malformed template raises InstructionTemplateError itself (inside
+        # pydantic validation it would be wrapped in a ValidationError)
+        if isinstance(data.get("instruction"), str):
+            parse_template(data["instruction"])
+        super().__init__(**data)
 
     def model_post_init(self, context: Any) -> None:
         """Parse the instruction once."""
@@ -196,10 +205,18 @@ class Agent(BaseModel):
     ) -> tuple[Any, RunnableConfig]:
         cfg: dict[str, Any] = dict(config or {})
         configurable = dict(cfg.get("configurable") or {})
-        configurable.setdefault("thread_id", thread_id or configurable.get("thread_id") or str(uuid.uuid4()))
+        configurable.setdefault(
+            "thread_id", thread_id or configurable.get("thread_id") or str(uuid.uuid4())
+        )
         configurable[RUN_TOKEN] = str(uuid.uuid4())
         cfg["configurable"] = configurable
         cfg.setdefault("recursion_limit", DEFAULT_RECURSION_LIMIT)
+        # the root's own run config (a ParallelAgent's max_concurrency); child_node applies it
+        # for nested agents
+        from graphflow.strategies.builder import strategy_for
+
+        for key, value in strategy_for(self).invoke_config(self).items():
+            cfg.setdefault(key, value)
         return normalize_input(input), cfg  # type: ignore[return-value]
 
     def invoke(
@@ -285,8 +302,8 @@ class Agent(BaseModel):
 
         `value` answers a pending interrupt (a dict of interrupt id -> value answers several).
         """
-        command = None if value is None else Command(resume=value)
-        return self.invoke(command, thread_id=thread_id, checkpointer=checkpointer, config=config)  # type: ignore[arg-type]
+        command: Command | None = None if value is None else Command(resume=value)
+        return self.invoke(command, thread_id=thread_id, checkpointer=checkpointer, config=config)
 
     async def aresume(
         self,
@@ -297,24 +314,29 @@ class Agent(BaseModel):
         config: RunnableConfig | None = None,
     ) -> dict[str, Any]:
         """Async `resume`."""
-        command = None if value is None else Command(resume=value)
-        return await self.ainvoke(command, thread_id=thread_id, checkpointer=checkpointer, config=config)  # type: ignore[arg-type]
+        command: Command | None = None if value is None else Command(resume=value)
+        return await self.ainvoke(
+            command, thread_id=thread_id, checkpointer=checkpointer, config=config
+        )  # type: ignore[arg-type]
 
     def get_state(self, thread_id: str, *, checkpointer: Any = None) -> Any:
         """The thread's latest `StateSnapshot` (values, next nodes, pending interrupts)."""
         graph = self._graph_for(checkpointer)
         return graph.get_state({"configurable": {"thread_id": thread_id}}, subgraphs=True)
 
-    def draw(self, format: str = "mermaid") -> str | bytes:
-        """Draw the compiled graph with nested agents expanded (`mermaid`, `ascii`, `png`)."""
+    def draw(self, format: str = "mermaid") -> str:
+        """Draw the graph with nested agents expanded as subgraphs: `mermaid` or `json`.
+
+        (Graphviz, PlantUML and HTML drawings belong to the visualize layer, not built yet.)
+        """
         graph = self.compile(False).get_graph(xray=True)
         if format == "mermaid":
             return graph.draw_mermaid()
-        if format == "ascii":
-            return graph.draw_ascii()
-        if format == "png":
-            return graph.draw_mermaid_png()
-        raise GraphflowConfigError(f"draw: unknown format {format!r}; use mermaid, ascii or png")
+        if format == "json":
+            import json
+
+            return json.dumps(graph.to_json(), default=str, indent=2)
+        raise GraphflowConfigError(f"draw: unknown format {format!r}; use mermaid or json")
 
     def as_tool(self, name: str | None = None, description: str | None = None) -> BaseTool:
         """This agent as a tool of a `ReactAgent` (the supervisor pattern).

@@ -69,7 +69,9 @@ class ReactAgent(Agent):
 
     def tool_objects(self) -> list[BaseTool]:
         """The tools as LangChain `BaseTool`s."""
-        return [t if isinstance(t, BaseTool) else StructuredTool.from_function(t) for t in self.tools]
+        return [
+            t if isinstance(t, BaseTool) else StructuredTool.from_function(t) for t in self.tools
+        ]
 
     def chat_model(self) -> BaseChatModel:
         """The chat model, built from the `openai:` string when needed."""

@@ -15,11 +15,14 @@ reverse order, and wrappers nest with the first hook outermost.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+
+from graphflow.hooks._runner import _overrides, run_sync_in_thread
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -37,6 +40,8 @@ __all__ = (
     "ToolCallRequest",
     "ToolHook",
 )
+
+R = TypeVar("R")
 
 EndReason = Literal["completed", "skipped", "max_iterations", "error", "until", "exit_loop"]
 
@@ -169,12 +174,16 @@ class ModelHook(Hook):
 
     def wrap_model_call(self, request: ModelRequest, handler: ModelHandler) -> AIMessage:
         """Surround the call: retry it, fall back to another model, time it..."""
+        if _overrides(self, "awrap_model_call"):
+            return _sync_via_async(self.awrap_model_call, request, handler)
         return handler(request)
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: AsyncModelHandler
     ) -> AIMessage:
         """Async twin of `wrap_model_call`."""
+        if _overrides(self, "wrap_model_call"):
+            return await _async_via_sync(self.wrap_model_call, request, handler)
         return await handler(request)
 
 
@@ -183,10 +192,36 @@ class ToolHook(Hook):
 
     def wrap_tool_call(self, request: ToolCallRequest, handler: ToolHandler) -> ToolMessage:
         """Surround one tool call: change its arguments, answer it yourself, retry it..."""
+        if _overrides(self, "awrap_tool_call"):
+            return _sync_via_async(self.awrap_tool_call, request, handler)
         return handler(request)
 
     async def awrap_tool_call(
         self, request: ToolCallRequest, handler: AsyncToolHandler
     ) -> ToolMessage:
         """Async twin of `wrap_tool_call`."""
+        if _overrides(self, "wrap_tool_call"):
+            return await _async_via_sync(self.wrap_tool_call, request, handler)
         return await handler(request)
+
+
+# A hook that overrides only one twin of a wrapper still runs under both `invoke` and `ainvoke`:
+# the missing twin bridges to the defined one (the default twins would otherwise skip it).
+
+
+def _sync_via_async(method: Callable[..., Awaitable[R]], request: Any, handler: Callable[[Any], R]) -> R:
+    async def ahandler(req: Any) -> R:
+        return handler(req)
+
+    return run_sync_in_thread(lambda: method(request, ahandler))
+
+
+async def _async_via_sync(
+    method: Callable[..., R], request: Any, handler: Callable[[Any], Awaitable[R]]
+) -> R:
+    loop = asyncio.get_running_loop()
+
+    def shandler(req: Any) -> R:
+        return asyncio.run_coroutine_threadsafe(handler(req), loop).result()
+
+    return await asyncio.to_thread(method, request, shandler)

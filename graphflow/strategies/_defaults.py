@@ -20,7 +20,7 @@ def register_builtins() -> None:
     from graphflow.strategies.routing import RoutingStrategy
     from graphflow.strategies.sequential import SequentialStrategy
 
-    builtins = {
+    builtins: dict[type, builder.FlowGraphBuildingStrategy] = {
         ReactAgent: ReactStrategy(),
         SequentialAgent: SequentialStrategy(),
         ParallelAgent: ParallelStrategy(),
@@ -29,4 +29,4 @@ def register_builtins() -> None:
         FunctionAgent: FunctionStrategy(),
     }
     for agent_type, strategy in builtins.items():
-        builder._REGISTRY.setdefault(agent_type, strategy)
+        builder._REGISTRY.setdefault(agent_type, strategy)  # type: ignore[arg-type]

@@ -139,7 +139,9 @@ class HookChain:
 
         def run(state: dict[str, Any], config: RunnableConfig) -> Any:
             ctx = AgentContext(agent=agent.name, config=config, reason=end_reason(agent, state))  # type: ignore[arg-type]
-            return _hook_update(agent, call_sync(hook, "after_agent", "aafter_agent", state, ctx), before=False)
+            return _hook_update(
+                agent, call_sync(hook, "after_agent", "aafter_agent", state, ctx), before=False
+            )
 
         async def arun(state: dict[str, Any], config: RunnableConfig) -> Any:
             ctx = AgentContext(agent=agent.name, config=config, reason=end_reason(agent, state))  # type: ignore[arg-type]

@@ -38,9 +38,7 @@ def register_strategy(agent_type: type[Agent], strategy: FlowGraphBuildingStrate
     This is how you add an agent kind without touching graphflow.
     """
     if not (isinstance(agent_type, type) and issubclass(agent_type, Agent)):
-        raise GraphflowConfigError(
-            f"register_strategy: {agent_type!r} is not an Agent subclass"
-        )
+        raise GraphflowConfigError(f"register_strategy: {agent_type!r} is not an Agent subclass")
     if not isinstance(strategy, FlowGraphBuildingStrategy):
         raise GraphflowConfigError(
             f"register_strategy: {strategy!r} is not a FlowGraphBuildingStrategy instance"
@@ -133,15 +131,21 @@ class FlowGraphBuilder:
         available = available | set(agent.input_keys)
         return strategy_for(agent).check_dataflow(agent, available, ctx)
 
-    def check_placeholders(self, agent: Agent, available: frozenset[str], ctx: BuildContext) -> None:
+    def check_placeholders(
+        self, agent: Agent, available: frozenset[str], ctx: BuildContext
+    ) -> None:
         """Raise `DataflowError` for a required placeholder no earlier agent writes."""
         known = set(available) | ({LOOP_ITERATION} if ctx.in_loop else set())
         for placeholder in agent.placeholders():
             if placeholder.optional or placeholder.name in known:
                 continue
-            later = "" if placeholder.name not in ctx.keys else (
-                f" ({placeholder.name!r} is written, but not before `{agent.name}` runs; reorder "
-                f"the agents, or write {{{placeholder.name}?}} if a later loop pass provides it)"
+            later = (
+                ""
+                if placeholder.name not in ctx.keys
+                else (
+                    f" ({placeholder.name!r} is written, but not before `{agent.name}` runs; reorder "
+                    f"the agents, or write {{{placeholder.name}?}} if a later loop pass provides it)"
+                )
             )
             hint = (
                 " ({loop_iteration} exists only inside a LoopAgent)"
@@ -204,14 +208,16 @@ class FlowGraphBuilder:
         def failed(config: RunnableConfig, exc: BaseException) -> dict[str, Any]:
             token = (config.get("configurable") or {}).get(RUN_TOKEN)
             return {
-                BRANCH_ERRORS: {child.name: {"error": f"{type(exc).__name__}: {exc}", "run": token}},
+                BRANCH_ERRORS: {
+                    child.name: {"error": f"{type(exc).__name__}: {exc}", "run": token}
+                },
                 AGENT_STATUS: {child.name: "error"},
             }
 
         def run(state: dict[str, Any], config: RunnableConfig) -> Any:
             sent = send(state)
             try:
-                result = compiled.invoke(sent, {**config, **config_extra})  # type: ignore[arg-type]
+                result = compiled.invoke(sent, {**config, **config_extra})  # type: ignore[call-overload]
             except GraphBubbleUp:
                 raise
             except Exception as exc:
@@ -223,7 +229,7 @@ class FlowGraphBuilder:
         async def arun(state: dict[str, Any], config: RunnableConfig) -> Any:
             sent = send(state)
             try:
-                result = await compiled.ainvoke(sent, {**config, **config_extra})  # type: ignore[arg-type]
+                result = await compiled.ainvoke(sent, {**config, **config_extra})  # type: ignore[call-overload]
             except GraphBubbleUp:
                 raise
             except Exception as exc:

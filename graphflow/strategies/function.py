@@ -8,6 +8,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import StateGraph
+from typing_extensions import override
 
 from graphflow.exceptions import AgentRunError
 from graphflow.hooks._runner import run_sync_in_thread
@@ -21,14 +22,17 @@ __all__ = ("FunctionStrategy",)
 class FunctionStrategy(FlowGraphBuildingStrategy):
     """Builds a `FunctionAgent`'s graph."""
 
+    @override
     def children(self, agent: Any) -> list[Any]:
         return []
 
+    @override
     def own_writes(self, agent: Any) -> set[str]:
         return set(agent.writes) | ({agent.output_key} if agent.output_key else set())
 
+    @override
     def build_graph(self, agent: Any, ctx: BuildContext) -> StateGraph:
-        graph = StateGraph(ctx.schema())
+        graph: StateGraph = StateGraph(ctx.schema())
         hooks = HookChain(agent)
         fn = agent.fn
         is_async = inspect.iscoroutinefunction(fn)

@@ -8,6 +8,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import StateGraph
 from langgraph.types import Command
+from typing_extensions import override
 
 from graphflow.state import AGENT_STATUS, EXIT_LOOP, LOOP_ITERATION
 from graphflow.strategies._nodes import HookChain, guarded, node
@@ -22,15 +23,27 @@ class LoopStrategy(FlowGraphBuildingStrategy):
 
     consumes_exit_loop = True
 
-    def check_dataflow(self, agent: Any, available: frozenset[str], ctx: BuildContext) -> frozenset[str]:
+    @override
+    def result_key(self, agent: Any) -> str | None:
+        """Its own output_key, else the last body agent's result key."""
+        from graphflow.strategies.builder import strategy_for
+
+        last = agent.sub_agents[-1]
+        return agent.output_key or strategy_for(last).result_key(last)
+
+    @override
+    def check_dataflow(
+        self, agent: Any, available: frozenset[str], ctx: BuildContext
+    ) -> frozenset[str]:
         ctx.builder.check_placeholders(agent, available, ctx)
         inner = replace(ctx, in_loop=True)
         for child in agent.sub_agents:
             available = ctx.builder.check(child, available, inner.child(child))
         return available | self.own_writes(agent)
 
+    @override
     def build_graph(self, agent: Any, ctx: BuildContext) -> StateGraph:
-        graph = StateGraph(ctx.schema())
+        graph: StateGraph = StateGraph(ctx.schema())
         hooks = HookChain(agent)
         body = list(agent.sub_agents)
         first = body[0].name

@@ -13,6 +13,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import StateGraph
 from langgraph.types import Command
+from typing_extensions import override
 
 from graphflow.agents.base import RUN_TOKEN
 from graphflow.exceptions import DataflowError, ParallelBranchError
@@ -38,16 +39,24 @@ def merge_results(merge: Any, results: dict[str, Any]) -> Any:
 class ParallelStrategy(FlowGraphBuildingStrategy):
     """Builds a `ParallelAgent`'s graph."""
 
+    @override
     def own_writes(self, agent: Any) -> set[str]:
         return {k for k in (agent.output_key, agent.merged_key) if k}
 
+    @override
     def result_key(self, agent: Any) -> str | None:
         return agent.merged_key
 
+    @override
     def invoke_config(self, agent: Any) -> dict[str, Any]:
-        return {"max_concurrency": agent.max_concurrency}
+        # Without a bound, LangGraph's sync thread pool defaults to min(32, cpus + 4) workers,
+        # which serialises branches beyond that on small machines: size it to the branches.
+        return {"max_concurrency": agent.max_concurrency or len(agent.sub_agents)}
 
-    def check_dataflow(self, agent: Any, available: frozenset[str], ctx: BuildContext) -> frozenset[str]:
+    @override
+    def check_dataflow(
+        self, agent: Any, available: frozenset[str], ctx: BuildContext
+    ) -> frozenset[str]:
         builder = ctx.builder
         owners: dict[str, str] = {}
         for branch in agent.sub_agents:
@@ -65,8 +74,9 @@ class ParallelStrategy(FlowGraphBuildingStrategy):
             after = after | builder.check(branch, available, ctx.child(branch))
         return after | self.own_writes(agent)
 
+    @override
     def build_graph(self, agent: Any, ctx: BuildContext) -> StateGraph:
-        graph = StateGraph(ctx.schema())
+        graph: StateGraph = StateGraph(ctx.schema())
         hooks = HookChain(agent)
         builder = ctx.builder
         branches = list(agent.sub_agents)
@@ -101,7 +111,9 @@ class ParallelStrategy(FlowGraphBuildingStrategy):
             if agent.merged_key:
                 update[agent.merged_key] = merge_results(agent.merge, results)
             if agent.output_key and agent.output_key != agent.merged_key:
-                update[agent.output_key] = update.get(agent.merged_key) if agent.merged_key else None
+                update[agent.output_key] = (
+                    update.get(agent.merged_key) if agent.merged_key else None
+                )
             return Command(goto=hooks.after_entry, update=update)
 
         for branch in branches:

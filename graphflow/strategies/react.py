@@ -26,6 +26,7 @@ from langgraph.graph import StateGraph
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.types import Send
 from pydantic import BaseModel, ValidationError
+from typing_extensions import override
 
 from graphflow.agents.react import ReactAgent
 from graphflow.exceptions import DataflowError, OutputValidationError
@@ -47,10 +48,14 @@ FEEDBACK_MARK = "graphflow_feedback"
 class ReactStrategy(FlowGraphBuildingStrategy):
     """Builds a ReAct agent's subgraph."""
 
+    @override
     def children(self, agent: Any) -> list[Any]:
         return []
 
-    def check_dataflow(self, agent: Any, available: frozenset[str], ctx: BuildContext) -> frozenset[str]:
+    @override
+    def check_dataflow(
+        self, agent: Any, available: frozenset[str], ctx: BuildContext
+    ) -> frozenset[str]:
         if not ctx.in_loop and any(is_exit_loop(t) for t in agent.tool_objects()):
             raise DataflowError(
                 f"Agent `{agent.name}` has the exit_loop tool but no LoopAgent encloses it; "
@@ -58,14 +63,16 @@ class ReactStrategy(FlowGraphBuildingStrategy):
             )
         return super().check_dataflow(agent, available, ctx)
 
+    @override
     def hand_back(self, agent: Any, new_messages: list[BaseMessage]) -> list[BaseMessage]:
         if agent.return_reasoning_contents:
             return super().hand_back(agent, new_messages)
         return final_answer(agent.name, new_messages)
 
+    @override
     def build_graph(self, agent: Any, ctx: BuildContext) -> StateGraph:
         assert isinstance(agent, ReactAgent)
-        graph = StateGraph(ctx.schema({MODEL_CALLS: int, STOP: str | None}))
+        graph: StateGraph = StateGraph(ctx.schema({MODEL_CALLS: int, STOP: str | None}))
         runtime = _ReactRuntime(agent)
         hooks = HookChain(agent)
         graph.add_node("prepare", guarded(agent, "prepare", runtime.prepare))
@@ -116,9 +123,11 @@ class _ReactRuntime:
             messages = [SystemMessage(content=agent.system_prompt), *messages]
         if agent.output_schema is not None:
             schema_note = SystemMessage(content=_schema_prompt(agent.output_schema))
-            messages = [schema_note, *messages] if not agent.system_prompt else [
-                messages[0], schema_note, *messages[1:]
-            ]
+            messages = (
+                [schema_note, *messages]
+                if not agent.system_prompt
+                else [messages[0], schema_note, *messages[1:]]
+            )
         return ModelRequest(
             agent=agent.name,
             model=self._chat_model,
@@ -146,7 +155,9 @@ class _ReactRuntime:
                 _validate(schema, response)
             except (ValidationError, ValueError) as exc:
                 previous = (state.get(MESSAGES) or [None])[-1]
-                if isinstance(previous, HumanMessage) and previous.additional_kwargs.get(FEEDBACK_MARK):
+                if isinstance(previous, HumanMessage) and previous.additional_kwargs.get(
+                    FEEDBACK_MARK
+                ):
                     raise OutputValidationError(
                         f"Agent `{self.agent.name}`: the reply did not match "
                         f"{schema.__name__} after one retry: {exc}",
@@ -352,7 +363,9 @@ def _as_ai(message: Any) -> AIMessage:
     return AIMessage(content=str(message))
 
 
-def _wrap_model(hook: ModelHook, inner: Callable[[ModelRequest], AIMessage]) -> Callable[[ModelRequest], AIMessage]:
+def _wrap_model(
+    hook: ModelHook, inner: Callable[[ModelRequest], AIMessage]
+) -> Callable[[ModelRequest], AIMessage]:
     return lambda req: hook.wrap_model_call(req, inner)
 
 
@@ -363,7 +376,9 @@ def _awrap_model(hook: ModelHook, inner: Any) -> Any:
     return call
 
 
-def _wrap_tool(hook: ToolHook, inner: Callable[[ToolCallRequest], ToolMessage]) -> Callable[[ToolCallRequest], ToolMessage]:
+def _wrap_tool(
+    hook: ToolHook, inner: Callable[[ToolCallRequest], ToolMessage]
+) -> Callable[[ToolCallRequest], ToolMessage]:
     return lambda req: hook.wrap_tool_call(req, inner)
 
 

@@ -9,6 +9,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import StateGraph
 from langgraph.types import Command
 from pydantic import BaseModel, Field, ValidationError, create_model
+from typing_extensions import override
 
 from graphflow.exceptions import DataflowError, RoutingError
 from graphflow.instructions import render_template
@@ -25,7 +26,7 @@ def _choice_schema(agent: Any) -> type[BaseModel]:
     names = tuple(a.name for a in agent.sub_agents)
     route = create_model(
         "Route",
-        agent=(Literal[names], Field(description="Name of the agent to run.")),  # type: ignore[valid-type]
+        agent=(Literal[names], Field(description="Name of the agent to run.")),  # type: ignore[arg-type,valid-type]
         query=(
             str | None,
             Field(default=None, description="Optional rewritten request for that agent."),
@@ -56,7 +57,10 @@ def _prompt(agent: Any) -> str:
 class RoutingStrategy(FlowGraphBuildingStrategy):
     """Builds an `LlmRoutingAgent`'s graph."""
 
-    def check_dataflow(self, agent: Any, available: frozenset[str], ctx: BuildContext) -> frozenset[str]:
+    @override
+    def check_dataflow(
+        self, agent: Any, available: frozenset[str], ctx: BuildContext
+    ) -> frozenset[str]:
         builder = ctx.builder
         builder.check_placeholders(agent, available, ctx)
         if agent.multi:
@@ -75,8 +79,9 @@ class RoutingStrategy(FlowGraphBuildingStrategy):
         common = frozenset.intersection(*outs) if outs else available
         return common | self.own_writes(agent)
 
+    @override
     def build_graph(self, agent: Any, ctx: BuildContext) -> StateGraph:
-        graph = StateGraph(ctx.schema())
+        graph: StateGraph = StateGraph(ctx.schema())
         hooks = HookChain(agent)
         builder = ctx.builder
         routes = list(agent.sub_agents)
@@ -167,10 +172,10 @@ class RoutingStrategy(FlowGraphBuildingStrategy):
             if agent.output_key:
                 if agent.multi:
                     update[agent.output_key] = {
-                        keys[c]: state.get(keys[c]) for c in chosen if keys.get(c)
+                        k: state.get(k) for c in chosen if (k := keys.get(c))
                     }
                 else:
-                    key = keys.get(chosen[0]) if chosen else None
+                    key = keys.get(chosen[0], None) if chosen else None
                     update[agent.output_key] = state.get(key) if key else None
             return update
 
@@ -184,7 +189,9 @@ class RoutingStrategy(FlowGraphBuildingStrategy):
 
             return prepare
 
-        graph.add_node("gf_route", guarded(agent, "gf_route", route, aroute), destinations=tuple(names))
+        graph.add_node(
+            "gf_route", guarded(agent, "gf_route", route, aroute), destinations=tuple(names)
+        )
         for r in routes:
             graph.add_node(
                 r.name, builder.child_node(r, ctx.child(r), prepare=with_query(r.name), owner=agent)

@@ -6,6 +6,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import StateGraph
+from typing_extensions import override
 
 from graphflow.state import AGENT_STATUS, EXIT_LOOP
 from graphflow.strategies._nodes import HookChain, node
@@ -15,7 +16,13 @@ __all__ = ("SequentialStrategy", "chain")
 
 
 def chain(
-    graph: StateGraph, agent: Any, ctx: BuildContext, children: list[Any], exit_to: str, *, in_loop: bool
+    graph: StateGraph,
+    agent: Any,
+    ctx: BuildContext,
+    children: list[Any],
+    exit_to: str,
+    *,
+    in_loop: bool,
 ) -> None:
     """Add `children` as nodes run one after another, ending at `exit_to`.
 
@@ -24,7 +31,9 @@ def chain(
     builder = ctx.builder
     names = [c.name for c in children]
     for child in children:
-        graph.add_node(child.name, builder.child_node(child, ctx.child(child, in_loop=in_loop), owner=agent))
+        graph.add_node(
+            child.name, builder.child_node(child, ctx.child(child, in_loop=in_loop), owner=agent)
+        )
     for here, nxt in zip(names, [*names[1:], exit_to], strict=True):
         if in_loop and nxt != exit_to:
             graph.add_conditional_edges(
@@ -39,11 +48,17 @@ def chain(
 class SequentialStrategy(FlowGraphBuildingStrategy):
     """Builds a `SequentialAgent`'s graph."""
 
+    @override
     def result_key(self, agent: Any) -> str | None:
-        return agent.output_key
+        """Its own output_key, else the last sub-agent's result key."""
+        from graphflow.strategies.builder import strategy_for
 
+        last = agent.sub_agents[-1]
+        return agent.output_key or strategy_for(last).result_key(last)
+
+    @override
     def build_graph(self, agent: Any, ctx: BuildContext) -> StateGraph:
-        graph = StateGraph(ctx.schema())
+        graph: StateGraph = StateGraph(ctx.schema())
         hooks = HookChain(agent)
         children = list(agent.sub_agents)
         last_key = ctx.builder.result_key(children[-1])
