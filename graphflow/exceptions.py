@@ -10,7 +10,10 @@ Hierarchy::
         ├── OutputValidationError       a reply did not validate against `output_schema`
         ├── RoutingError                a router could not choose a valid route
         ├── ParallelBranchError         one or more parallel branches failed
-        └── ToolError                   a tool failed in a way the run cannot recover from
+        ├── ToolError                   a tool failed in a way the run cannot recover from
+        └── CallLimitExceeded           a ModelCallLimit / ToolCallLimit hook (exit="error") tripped
+            ├── ModelCallLimitExceeded
+            └── ToolCallLimitExceeded
 
 Configuration errors are raised before any model is called; fix the agent definitions. Run errors
 leave the run's checkpoints in place: inspect them with `agent.get_state(thread_id)` and continue
@@ -21,13 +24,16 @@ from __future__ import annotations
 
 __all__ = (
     "AgentRunError",
+    "CallLimitExceeded",
     "DataflowError",
     "GraphflowConfigError",
     "GraphflowError",
     "InstructionTemplateError",
+    "ModelCallLimitExceeded",
     "OutputValidationError",
     "ParallelBranchError",
     "RoutingError",
+    "ToolCallLimitExceeded",
     "ToolError",
 )
 
@@ -91,3 +97,29 @@ class ParallelBranchError(AgentRunError):
 
 class ToolError(AgentRunError):
     """A tool failed in a way the agent cannot recover from."""
+
+
+class CallLimitExceeded(AgentRunError):
+    """A call-limit hook with `exit="error"` stopped the run.
+
+    Attributes:
+        scope: `"run"` (this invocation of the agent) or `"thread"` (the whole conversation).
+        limit: the limit that was reached.
+        count: calls already made in that scope.
+    """
+
+    def __init__(
+        self, message: str, *, agent: str | None = None, scope: str, limit: int, count: int
+    ) -> None:
+        super().__init__(message, agent=agent)
+        self.scope = scope
+        self.limit = limit
+        self.count = count
+
+
+class ModelCallLimitExceeded(CallLimitExceeded):
+    """`ModelCallLimit(exit="error")`: the agent reached its model-call limit."""
+
+
+class ToolCallLimitExceeded(CallLimitExceeded):
+    """`ToolCallLimit(exit="error")`: the model asked for more tool calls than the limit allows."""

@@ -88,8 +88,12 @@ def test_function_between_llm_steps(use_async_fn: bool, run_async: bool) -> None
         name="seq",
         sub_agents=[
             ReactAgent(name="gather", model=m1, output_key="raw"),
-            FunctionAgent(name="dedupe", fn=adedupe if use_async_fn else dedupe, output_key="clean"),
-            ReactAgent(name="summarize", model=m2, instruction="Summarize {clean}.", output_key="summary"),
+            FunctionAgent(
+                name="dedupe", fn=adedupe if use_async_fn else dedupe, output_key="clean"
+            ),
+            ReactAgent(
+                name="summarize", model=m2, instruction="Summarize {clean}.", output_key="summary"
+            ),
         ],
     )
     result = asyncio.run(seq.ainvoke("go")) if run_async else seq.invoke("go")

@@ -36,7 +36,11 @@ def _pipeline(order: list[str]) -> tuple[SequentialAgent, ScriptedChatModel, Scr
         instruction="Write from {outline} ({outline_len} chars) about {input}.",
         output_key="report",
     )
-    return SequentialAgent(name="seq", sub_agents=[first, middle, last], output_key="result"), m1, m2
+    return (
+        SequentialAgent(name="seq", sub_agents=[first, middle, last], output_key="result"),
+        m1,
+        m2,
+    )
 
 
 def test_runs_in_order_and_each_sees_earlier_outputs() -> None:
@@ -78,7 +82,9 @@ def test_order_of_execution_is_declaration_order() -> None:
 
     seq = SequentialAgent(
         name="seq",
-        sub_agents=[FunctionAgent(name=n, fn=step(n), output_key=f"{n}_out") for n in ("c", "a", "b")],
+        sub_agents=[
+            FunctionAgent(name=n, fn=step(n), output_key=f"{n}_out") for n in ("c", "a", "b")
+        ],
         output_key="last",
     )
     result = seq.invoke("x")
@@ -117,7 +123,9 @@ def test_placeholder_written_only_by_later_agent_is_build_error() -> None:
     seq = SequentialAgent(
         name="seq",
         sub_agents=[
-            ReactAgent(name="early", model=m, instruction="Use {later_out}.", output_key="early_out"),
+            ReactAgent(
+                name="early", model=m, instruction="Use {later_out}.", output_key="early_out"
+            ),
             ReactAgent(name="late", model=m, output_key="later_out"),
         ],
     )

@@ -85,7 +85,12 @@ def test_return_reasoning_contents_hands_back_everything(search_tool):
     result = pipeline.invoke("Huawei Pura X")
     messages = result["messages"]
     assert [type(m) for m in messages] == [
-        HumanMessage, HumanMessage, AIMessage, ToolMessage, AIMessage, AIMessage
+        HumanMessage,
+        HumanMessage,
+        AIMessage,
+        ToolMessage,
+        AIMessage,
+        AIMessage,
     ]
     user, instruction, calling, tool_result, final, draft = messages
     assert not is_instruction(user)
@@ -97,7 +102,10 @@ def test_return_reasoning_contents_hands_back_everything(search_tool):
     assert draft.content == "Draft" and draft.name == "writer"
     # and the next agent is sent that reasoning too (include_contents="default")
     assert [type(m) for m in m2.requests[0][1:5]] == [
-        HumanMessage, HumanMessage, AIMessage, ToolMessage
+        HumanMessage,
+        HumanMessage,
+        AIMessage,
+        ToolMessage,
     ]
 
 

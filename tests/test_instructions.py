@@ -40,8 +40,9 @@ def test_parse_template_parts():
 
 
 def test_key_placeholder_filled_from_state():
-    text = _sent_instruction("Research {input} in {region}.", {"input": "Pura X", "region": "EU"},
-                             input_keys=["region"])
+    text = _sent_instruction(
+        "Research {input} in {region}.", {"input": "Pura X", "region": "EU"}, input_keys=["region"]
+    )
     assert text == "Research Pura X in EU."
 
 
@@ -64,7 +65,8 @@ def test_double_braces_are_literal():
 
 def test_message_value_renders_as_its_text():
     text = _sent_instruction(
-        "Review: {draft}", {"input": "go", "draft": AIMessage(content="The draft text")},
+        "Review: {draft}",
+        {"input": "go", "draft": AIMessage(content="The draft text")},
         input_keys=["draft"],
     )
     assert text == "Review: The draft text"
@@ -72,7 +74,8 @@ def test_message_value_renders_as_its_text():
 
 def test_pydantic_value_renders_as_json():
     text = _sent_instruction(
-        "Facts: {facts}", {"input": "go", "facts": Facts(name="Pura X", price=1999)},
+        "Facts: {facts}",
+        {"input": "go", "facts": Facts(name="Pura X", price=1999)},
         input_keys=["facts"],
     )
     assert text == 'Facts: {"name":"Pura X","price":1999}'

@@ -50,7 +50,11 @@ def test_model_tools_loop_and_exact_request(search_tool):
 
     second = model.requests[1]
     assert [type(m) for m in second] == [
-        SystemMessage, HumanMessage, HumanMessage, AIMessage, ToolMessage
+        SystemMessage,
+        HumanMessage,
+        HumanMessage,
+        AIMessage,
+        ToolMessage,
     ]
     assert second[3].tool_calls[0]["name"] == "search"
     assert second[4].content == "results for Pura X"
@@ -101,9 +105,7 @@ def test_output_schema_valid_json_gives_pydantic_object():
     assert result["verdict"] == Verdict(title="Pura X", score=9)
     assert isinstance(result["verdict"], Verdict)
     # the schema is described to the model
-    assert any(
-        isinstance(m, SystemMessage) and "score" in m.content for m in model.requests[0]
-    )
+    assert any(isinstance(m, SystemMessage) and "score" in m.content for m in model.requests[0])
 
 
 def test_output_schema_fenced_json_is_accepted():
@@ -194,11 +196,7 @@ def test_several_tool_calls_run_as_separate_concurrent_tasks_in_call_order():
     reply = tool_calls(("slow", {"x": 1}), ("fast", {"x": 2}))
     model = ScriptedChatModel(replies=[reply, "both done"])
     agent = ReactAgent(name="multi", model=model, tools=[slow, fast], output_key="o")
-    tool_updates = [
-        chunk
-        for namespace, chunk in agent.stream("go")
-        if "tools" in chunk
-    ]
+    tool_updates = [chunk for namespace, chunk in agent.stream("go") if "tools" in chunk]
     assert len(tool_updates) == 2  # one task per call
 
     results = [m for m in model.requests[1] if isinstance(m, ToolMessage)]

@@ -160,3 +160,15 @@ def test_xray_graph_shows_nested_agent_nodes():
             assert f"{agent}:{inner}" in ids
     mermaid = pipeline.draw("mermaid")
     assert "subgraph researcher" in mermaid and "subgraph writer" in mermaid
+
+
+def test_model_copy_gets_its_own_compile_cache_and_template():
+    model = ScriptedChatModel(replies=["x", "y"])
+    original = _agent("a", model, instruction="A {input}", output_key="o")
+    compiled = original.compile()
+    copy = original.model_copy(update={"name": "b", "output_key": "p", "instruction": "B {input}"})
+    assert copy.compile() is not compiled
+    result = copy.invoke("hi")
+    assert result["p"] == "x"
+    assert model.requests[0][-1].content == "B hi"
+    assert original.compile() is compiled

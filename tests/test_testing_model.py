@@ -100,7 +100,11 @@ def test_bind_tools_records_tool_names(search_tool):
 
 def test_structured_output_parses_pydantic():
     model = ScriptedChatModel(
-        replies=['{"title": "t", "score": 3}', Answer(title="m", score=1), {"title": "d", "score": 2}]
+        replies=[
+            '{"title": "t", "score": 3}',
+            Answer(title="m", score=1),
+            {"title": "d", "score": 2},
+        ]
     )
     structured = model.with_structured_output(Answer)
     assert structured.invoke("q") == Answer(title="t", score=3)

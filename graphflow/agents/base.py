@@ -18,6 +18,9 @@ from graphflow.instructions import Placeholder, parse_template
 from graphflow.state import INPUT, MESSAGES, RESERVED_KEYS
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Self
+
     from langchain_core.tools import BaseTool
     from langgraph.graph import StateGraph
     from langgraph.graph.state import CompiledStateGraph
@@ -107,6 +110,13 @@ class Agent(BaseModel):
             parse_template(data["instruction"])
         super().__init__(**data)
 
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy with its own compile cache and template (pydantic would share the cache)."""
+        copy = super().model_copy(update=update, deep=deep)
+        copy._compiled = {}
+        copy._template = parse_template(copy.instruction) if copy.instruction else ()
+        return copy
+
     def model_post_init(self, context: Any) -> None:
         """Parse the instruction once."""
         self._template = parse_template(self.instruction) if self.instruction else ()
@@ -171,7 +181,7 @@ class Agent(BaseModel):
             interrupt_after: node names to pause after.
             debug: LangGraph debug output.
         """
-        from graphflow.checkpoint import resolve_checkpointer
+        from graphflow.checkpoint import resolve_checkpointer, schema_types
 
         key = (
             checkpointer if isinstance(checkpointer, str | bool | None) else id(checkpointer),
@@ -181,7 +191,7 @@ class Agent(BaseModel):
             debug,
         )
         if key not in self._compiled:
-            saver = resolve_checkpointer(checkpointer)
+            saver = resolve_checkpointer(checkpointer, allowed_types=schema_types(self.walk()))
             graph = self.to_graph().compile(
                 checkpointer=saver,
                 store=store,
@@ -198,6 +208,15 @@ class Agent(BaseModel):
     def _graph_for(self, checkpointer: Any) -> CompiledStateGraph:
         return self.compile(checkpointer)
 
+    async def _agraph_for(self, checkpointer: Any) -> CompiledStateGraph:
+        # SQLite/PostgreSQL URLs get an async saver made in (and cached for) the running loop
+        from graphflow.checkpoint import aresolve_checkpointer, needs_async_saver, schema_types
+
+        if not needs_async_saver(checkpointer):
+            return self.compile(checkpointer)
+        saver = await aresolve_checkpointer(checkpointer, allowed_types=schema_types(self.walk()))
+        return self.compile(saver)
+
     # -- running ---------------------------------------------------------------------------------
 
     def _prepare(
@@ -211,8 +230,6 @@ class Agent(BaseModel):
         configurable[RUN_TOKEN] = str(uuid.uuid4())
         cfg["configurable"] = configurable
         cfg.setdefault("recursion_limit", DEFAULT_RECURSION_LIMIT)
-        # the root's own run config (a ParallelAgent's max_concurrency); child_node applies it
-        # for nested agents
         from graphflow.strategies.builder import strategy_for
 
         for key, value in strategy_for(self).invoke_config(self).items():
@@ -235,7 +252,7 @@ class Agent(BaseModel):
         """
         graph = self._graph_for(checkpointer)
         data, cfg = self._prepare(input, thread_id, config)
-        result = graph.invoke(data, cfg, durability=durability)
+        result = graph.invoke(data, cfg, durability=_durability(graph, durability))
         return _public(result)
 
     async def ainvoke(
@@ -248,9 +265,9 @@ class Agent(BaseModel):
         durability: Literal["sync", "async", "exit"] = "sync",
     ) -> dict[str, Any]:
         """Async `invoke`."""
-        graph = self._graph_for(checkpointer)
+        graph = await self._agraph_for(checkpointer)
         data, cfg = self._prepare(input, thread_id, config)
-        result = await graph.ainvoke(data, cfg, durability=durability)
+        result = await graph.ainvoke(data, cfg, durability=_durability(graph, durability))
         return _public(result)
 
     def stream(
@@ -268,7 +285,7 @@ class Agent(BaseModel):
         graph = self._graph_for(checkpointer)
         data, cfg = self._prepare(input, thread_id, config)
         yield from graph.stream(
-            data, cfg, stream_mode=stream_mode, subgraphs=subgraphs, durability=durability
+            data, cfg, stream_mode=stream_mode, subgraphs=subgraphs, durability=_durability(graph, durability)
         )
 
     async def astream(
@@ -283,10 +300,10 @@ class Agent(BaseModel):
         durability: Literal["sync", "async", "exit"] = "sync",
     ) -> AsyncIterator[Any]:
         """Async `stream`."""
-        graph = self._graph_for(checkpointer)
+        graph = await self._agraph_for(checkpointer)
         data, cfg = self._prepare(input, thread_id, config)
         async for event in graph.astream(
-            data, cfg, stream_mode=stream_mode, subgraphs=subgraphs, durability=durability
+            data, cfg, stream_mode=stream_mode, subgraphs=subgraphs, durability=_durability(graph, durability)
         ):
             yield event
 
@@ -323,6 +340,22 @@ class Agent(BaseModel):
         """The thread's latest `StateSnapshot` (values, next nodes, pending interrupts)."""
         graph = self._graph_for(checkpointer)
         return graph.get_state({"configurable": {"thread_id": thread_id}}, subgraphs=True)
+
+    def runs(self, *, checkpointer: Any = None, limit: int | None = None) -> list[Any]:
+        """`RunInfo` for every thread in the checkpointer (status, current agent, step), newest first."""
+        from graphflow.checkpoint.runs import list_runs
+
+        names = [a.name for a in self.walk()]
+        return list_runs(self._graph_for(checkpointer), agents=names, limit=limit)
+
+    def history(
+        self, thread_id: str, *, checkpointer: Any = None, all_namespaces: bool = False
+    ) -> list[Any]:
+        """The thread's checkpoints (`CheckpointInfo`), newest first; sub-agents' too if asked."""
+        from graphflow.checkpoint.runs import run_history
+
+        graph = self._graph_for(checkpointer)
+        return run_history(graph, thread_id, all_namespaces=all_namespaces)
 
     def draw(self, format: str = "mermaid") -> str:
         """Draw the graph with nested agents expanded as subgraphs: `mermaid` or `json`.
@@ -371,6 +404,11 @@ def normalize_input(input: AgentInput | Command) -> Any:
         f"cannot run an agent on {type(input).__name__}; pass a string, a message, a list of "
         "messages or a dict of state keys"
     )
+
+
+def _durability(graph: Any, durability: Any) -> Any:
+    # without a checkpointer there is nothing to make durable (and LangGraph 1.2 fails on "sync")
+    return durability if graph.checkpointer else None
 
 
 def _public(result: Any) -> dict[str, Any]:

@@ -1,67 +1,150 @@
-"""Build a LangGraph checkpointer from a URL."""
+"""Build a LangGraph checkpointer from a URL (sync savers, and async savers for `ainvoke`)."""
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
+import weakref
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 
+from graphflow.checkpoint.serde import safe_serializer
 from graphflow.exceptions import GraphflowConfigError
 
-__all__ = ("resolve_checkpointer",)
+__all__ = ("aresolve_checkpointer", "needs_async_saver", "resolve_checkpointer")
+
+_POSTGRES = ("postgresql://", "postgres://")
+_SQLITE = "sqlite:///"
+_MEMORY = ("memory:", "memory://")
+
+# event loop -> {(url, allowlist): async saver}; async connections belong to one loop
+_ASYNC: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[Any, Any]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
-def resolve_checkpointer(spec: Any) -> Any:
+def _sqlite_path(spec: str) -> str:
+    path = spec[len(_SQLITE) :]
+    if path != ":memory:":
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _unsupported(spec: Any) -> GraphflowConfigError:
+    if not isinstance(spec, str):
+        return GraphflowConfigError(
+            f"checkpointer {spec!r}: pass a LangGraph saver or a URL "
+            "(memory:, sqlite:///path/runs.db, postgresql://...)"
+        )
+    return GraphflowConfigError(
+        f"checkpointer URL {spec!r} is not supported; use memory:, sqlite:///path/runs.db or "
+        "postgresql://user:pass@host:port/db"
+    )
+
+
+def _postgres_missing(exc: ImportError) -> ImportError:
+    return ImportError('PostgreSQL checkpoints need: pip install "graphflow-agents[postgres]"')
+
+
+def resolve_checkpointer(spec: Any, *, allowed_types: Iterable[type] = ()) -> Any:
     """A LangGraph saver for `spec`.
+
+    Savers built here use `GraphflowSerializer` (no pickle; unknown types raise
+    `CheckpointTypeError`); `allowed_types` are added to its allowlist.
 
     Args:
         spec: a `BaseCheckpointSaver` (returned as is); `None` or `"memory:"` for an in-memory
             saver; `"sqlite:///path/runs.db"` (the file is created); `"postgresql://..."` (needs
             the `postgres` extra); `False` for no checkpointer.
+        allowed_types: classes (output schemas, ...) the saver may construct when loading.
     """
     if spec is False:
         return None
-    if spec is None:
-        return InMemorySaver()
     if isinstance(spec, BaseCheckpointSaver):
         return spec
+    serde = safe_serializer(allowed_types)
+    if spec is None or spec in _MEMORY:
+        return InMemorySaver(serde=serde)
     if not isinstance(spec, str):
-        raise GraphflowConfigError(
-            f"checkpointer {spec!r}: pass a LangGraph saver or a URL "
-            "(memory:, sqlite:///path/runs.db, postgresql://...)"
-        )
-    if spec in ("memory:", "memory://"):
-        return InMemorySaver()
-    if spec.startswith("sqlite:///"):
+        raise _unsupported(spec)
+    if spec.startswith(_SQLITE):
         from langgraph.checkpoint.sqlite import SqliteSaver
 
-        path = spec[len("sqlite:///") :]
-        if path != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(path, check_same_thread=False)
-        saver = SqliteSaver(conn)
+        conn = sqlite3.connect(_sqlite_path(spec), check_same_thread=False)
+        saver = SqliteSaver(conn, serde=serde)
         saver.setup()
         return saver
-    if spec.startswith(("postgresql://", "postgres://")):
+    if spec.startswith(_POSTGRES):
         try:
             from langgraph.checkpoint.postgres import PostgresSaver
             from psycopg.rows import dict_row
             from psycopg_pool import ConnectionPool
         except ImportError as exc:
-            raise ImportError(
-                'PostgreSQL checkpoints need: pip install "graphflow-agents[postgres]"'
-            ) from exc
+            raise _postgres_missing(exc) from exc
         pool = ConnectionPool(
-            spec, kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+            spec,
+            kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
             open=True,
         )
-        saver = PostgresSaver(pool)  # type: ignore[arg-type]
-        saver.setup()
+        psaver = PostgresSaver(pool, serde=serde)  # type: ignore[arg-type]
+        psaver.setup()
+        return psaver
+    raise _unsupported(spec)
+
+
+def needs_async_saver(spec: Any) -> bool:
+    """Whether `spec` is a URL whose sync saver cannot serve `ainvoke` (SQLite, PostgreSQL)."""
+    return isinstance(spec, str) and spec.startswith((_SQLITE, *_POSTGRES))
+
+
+async def aresolve_checkpointer(spec: str, *, allowed_types: Iterable[type] = ()) -> Any:
+    """The async saver (`AsyncSqliteSaver`, `AsyncPostgresSaver`) for a URL.
+
+    It is created inside the running event loop and cached per loop (its connections belong to
+    that loop); other specs resolve as in `resolve_checkpointer`.
+    """
+    if not needs_async_saver(spec):
+        return resolve_checkpointer(spec, allowed_types=allowed_types)
+    types = tuple(allowed_types)
+    loop = asyncio.get_running_loop()
+    cache = _ASYNC.setdefault(loop, {})
+    key = (spec, tuple(sorted(f"{t.__module__}.{t.__qualname__}" for t in types)))
+    if key not in cache:
+        cache[key] = await _build_async(spec, types)
+    return cache[key]
+
+
+async def _build_async(spec: str, types: tuple[type, ...]) -> Any:
+    serde = safe_serializer(types)
+    if spec.startswith(_SQLITE):
+        import aiosqlite
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+        pending = aiosqlite.connect(_sqlite_path(spec))
+        thread = getattr(pending, "_thread", None)
+        if thread is not None:
+            # a cached connection must not keep the interpreter alive at exit
+            thread.daemon = True
+        conn = await pending
+        saver = AsyncSqliteSaver(conn, serde=serde)
+        await saver.setup()
         return saver
-    raise GraphflowConfigError(
-        f"checkpointer URL {spec!r} is not supported; use memory:, sqlite:///path/runs.db or "
-        "postgresql://user:pass@host:port/db"
+    try:
+        from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+        from psycopg.rows import dict_row
+        from psycopg_pool import AsyncConnectionPool
+    except ImportError as exc:
+        raise _postgres_missing(exc) from exc
+    pool = AsyncConnectionPool(
+        spec,
+        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+        open=False,
     )
+    await pool.open()
+    psaver = AsyncPostgresSaver(pool, serde=serde)  # type: ignore[arg-type]
+    await psaver.setup()
+    return psaver

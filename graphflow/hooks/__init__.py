@@ -1,4 +1,4 @@
-"""Agent, model and tool hooks."""
+"""Agent, model and tool hooks, and ready-made ones (`graphflow.hooks.builtins`)."""
 
 from graphflow.hooks.base import (
     AgentContext,
@@ -11,6 +11,15 @@ from graphflow.hooks.base import (
     ToolCallRequest,
     ToolHook,
 )
+from graphflow.hooks.builtins import (
+    HumanApproval,
+    LoggingHook,
+    ModelCallLimit,
+    ModelFallback,
+    ModelRetry,
+    ToolCallLimit,
+    is_transient,
+)
 
 __all__ = (
     "AgentContext",
@@ -18,8 +27,15 @@ __all__ = (
     "EndReason",
     "Hook",
     "HookResult",
+    "HumanApproval",
+    "LoggingHook",
+    "ModelCallLimit",
+    "ModelFallback",
     "ModelHook",
     "ModelRequest",
+    "ModelRetry",
+    "ToolCallLimit",
     "ToolCallRequest",
     "ToolHook",
+    "is_transient",
 )

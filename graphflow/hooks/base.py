@@ -32,12 +32,16 @@ if TYPE_CHECKING:
 __all__ = (
     "AgentContext",
     "AgentHook",
+    "AsyncModelHandler",
+    "AsyncToolHandler",
     "EndReason",
     "Hook",
     "HookResult",
+    "ModelHandler",
     "ModelHook",
     "ModelRequest",
     "ToolCallRequest",
+    "ToolHandler",
     "ToolHook",
 )
 
@@ -209,7 +213,9 @@ class ToolHook(Hook):
 # the missing twin bridges to the defined one (the default twins would otherwise skip it).
 
 
-def _sync_via_async(method: Callable[..., Awaitable[R]], request: Any, handler: Callable[[Any], R]) -> R:
+def _sync_via_async(
+    method: Callable[..., Awaitable[R]], request: Any, handler: Callable[[Any], R]
+) -> R:
     async def ahandler(req: Any) -> R:
         return handler(req)
 

@@ -204,6 +204,9 @@ def guarded(agent: Agent, name: str, func: SyncFn, afunc: AsyncFn | None = None)
             await aon_error(state, config, exc)
             raise
 
+    # drawings (get_graph(xray=True)) find a sub-agent's graph in the wrapped function's closure
+    run.__wrapped__ = func  # type: ignore[attr-defined]
+    arun.__wrapped__ = afunc or func  # type: ignore[attr-defined]
     return node(name, run, arun)
 
 

@@ -43,6 +43,8 @@ def register_strategy(agent_type: type[Agent], strategy: FlowGraphBuildingStrate
         raise GraphflowConfigError(
             f"register_strategy: {strategy!r} is not a FlowGraphBuildingStrategy instance"
         )
+    # load the built-ins first: they are loaded only while the registry is empty
+    _ensure_builtins()
     _REGISTRY[agent_type] = strategy
 
 

@@ -80,6 +80,11 @@ class RoutingStrategy(FlowGraphBuildingStrategy):
         return common | self.own_writes(agent)
 
     @override
+    def invoke_config(self, agent: Any) -> dict[str, Any]:
+        # LangGraph's default thread pool has min(32, cpus + 4) workers; size it to the routes
+        return {"max_concurrency": len(agent.sub_agents)} if agent.multi else {}
+
+    @override
     def build_graph(self, agent: Any, ctx: BuildContext) -> StateGraph:
         graph: StateGraph = StateGraph(ctx.schema())
         hooks = HookChain(agent)

@@ -1,0 +1,218 @@
+"""Run listing and history: what a checkpointer knows about past and unfinished runs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+__all__ = ("CheckpointInfo", "RunInfo", "RunStatus", "list_runs", "run_history", "run_info")
+
+RunStatus = Literal["running", "interrupted", "failed", "done"]
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """One thread (run) in a checkpointer.
+
+    `status` is `done` (finished), `interrupted` (waiting for `resume(thread_id, value)`),
+    `failed` (a task raised; `resume` retries it) or `running` (still running, or killed — `resume`
+    continues it).
+    """
+
+    thread_id: str
+    status: RunStatus
+    agent: str | None
+    """The agent running (innermost) when unfinished, or the last agent to run when done."""
+    step: int
+    """LangGraph step of the latest root checkpoint."""
+    checkpoint_id: str
+    updated_at: str | None
+    next: tuple[str, ...] = ()
+    """Root-graph nodes due next (empty when done)."""
+    error: str | None = None
+    interrupts: tuple[Any, ...] = ()
+    """Values of the pending interrupts."""
+
+
+@dataclass(frozen=True)
+class CheckpointInfo:
+    """One checkpoint of a thread."""
+
+    checkpoint_id: str
+    parent_id: str | None
+    step: int
+    source: str
+    """`input`, `loop`, `update` or `fork`."""
+    created_at: str | None
+    namespace: str = ""
+    """Checkpoint namespace: `""` for the root graph, `agent:task-id|...` inside sub-agents."""
+    next: tuple[str, ...] = ()
+    """Nodes due after this checkpoint (root checkpoints only)."""
+
+
+def thread_ids(saver: Any) -> list[str]:
+    """Every thread id stored in `saver`, most recently updated first when the store knows."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    if isinstance(saver, InMemorySaver):
+        return list(saver.storage)
+    conn = getattr(saver, "conn", None)
+    query = (
+        "SELECT thread_id FROM checkpoints WHERE checkpoint_ns = '' GROUP BY thread_id "
+        "ORDER BY MAX(checkpoint_id) DESC"
+    )
+    try:
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        if isinstance(saver, SqliteSaver):
+            with saver.lock:
+                return [str(r[0]) for r in conn.execute(query).fetchall()]  # type: ignore[union-attr]
+    except ImportError:  # pragma: no cover
+        pass
+    try:
+        from langgraph.checkpoint.postgres import PostgresSaver
+
+        if isinstance(saver, PostgresSaver):
+            with saver._cursor() as cur:
+                cur.execute(query)
+                return [str(r["thread_id"]) for r in cur.fetchall()]
+    except ImportError:  # pragma: no cover
+        pass
+    seen: dict[str, str] = {}
+    for tup in saver.list(None):
+        cfg = tup.config["configurable"]
+        if cfg.get("checkpoint_ns", ""):
+            continue
+        tid = str(cfg["thread_id"])
+        seen[tid] = max(seen.get(tid, ""), str(cfg.get("checkpoint_id", "")))
+    return sorted(seen, key=lambda t: seen[t], reverse=True)
+
+
+def _walk(snapshot: Any) -> Iterable[tuple[int, Any]]:
+    """(depth, task) for every pending task, subgraph tasks included."""
+    stack: list[tuple[int, Any]] = [(0, snapshot)]
+    while stack:
+        depth, snap = stack.pop()
+        for task in getattr(snap, "tasks", ()) or ():
+            yield depth, task
+            if getattr(task, "state", None) is not None and hasattr(task.state, "tasks"):
+                stack.append((depth + 1, task.state))
+
+
+def run_info(graph: Any, thread_id: str, *, agents: Iterable[str] = ()) -> RunInfo | None:
+    """The `RunInfo` of `thread_id` in the compiled `graph`'s checkpointer (None if unknown)."""
+    config = {"configurable": {"thread_id": thread_id}}
+    snapshot = graph.get_state(config, subgraphs=True)
+    if snapshot.config is None or not snapshot.created_at:
+        return None
+    names = set(agents)
+    error: str | None = None
+    interrupts: list[Any] = []
+    running: tuple[int, str] | None = None
+    for depth, task in _walk(snapshot):
+        if task.error is not None and error is None:
+            error = f"{type(task.error).__name__}: {task.error}" if isinstance(
+                task.error, BaseException
+            ) else str(task.error)
+        for intr in task.interrupts or ():
+            if intr not in interrupts:
+                interrupts.append(intr)
+        if task.name in names and (running is None or depth > running[0]):
+            running = (depth, task.name)
+    for intr in snapshot.interrupts or ():
+        if intr not in interrupts:
+            interrupts.append(intr)
+    status: RunStatus
+    if interrupts:
+        status = "interrupted"
+    elif error is not None:
+        status = "failed"
+    elif snapshot.next:
+        status = "running"
+    else:
+        status = "done"
+    agent = running[1] if running else None
+    if agent is None:
+        agent = _last_agent(graph, config, names)
+    metadata = snapshot.metadata or {}
+    return RunInfo(
+        thread_id=thread_id,
+        status=status,
+        agent=agent,
+        step=int(metadata.get("step", -1)),
+        checkpoint_id=str(snapshot.config["configurable"].get("checkpoint_id", "")),
+        updated_at=snapshot.created_at,
+        next=tuple(snapshot.next),
+        error=error,
+        interrupts=tuple(getattr(i, "value", i) for i in interrupts),
+    )
+
+
+def _last_agent(graph: Any, config: dict[str, Any], names: set[str]) -> str | None:
+    for i, snap in enumerate(graph.get_state_history(config)):
+        for name in snap.next:
+            if name in names:
+                return str(name)
+        if i >= 50:
+            break
+    return None
+
+
+def list_runs(
+    graph: Any, *, agents: Iterable[str] = (), limit: int | None = None
+) -> list[RunInfo]:
+    """`RunInfo` for every thread in the compiled `graph`'s checkpointer, newest first."""
+    saver = graph.checkpointer
+    if saver is None or saver is False:
+        return []
+    names = tuple(agents)
+    out: list[RunInfo] = []
+    for tid in thread_ids(saver):
+        info = run_info(graph, tid, agents=names)
+        if info is not None:
+            out.append(info)
+        if limit is not None and len(out) >= limit:
+            break
+    return out
+
+
+def run_history(
+    graph: Any, thread_id: str, *, all_namespaces: bool = False, limit: int | None = None
+) -> list[CheckpointInfo]:
+    """The checkpoints of `thread_id`, newest first (root graph only unless `all_namespaces`)."""
+    config = {"configurable": {"thread_id": thread_id}}
+    out: list[CheckpointInfo] = []
+    if not all_namespaces:
+        for snap in graph.get_state_history(config, limit=limit):
+            meta = snap.metadata or {}
+            parent = (snap.parent_config or {}).get("configurable", {}).get("checkpoint_id")
+            out.append(
+                CheckpointInfo(
+                    checkpoint_id=str(snap.config["configurable"]["checkpoint_id"]),
+                    parent_id=parent,
+                    step=int(meta.get("step", -1)),
+                    source=str(meta.get("source", "")),
+                    created_at=snap.created_at,
+                    namespace="",
+                    next=tuple(snap.next),
+                )
+            )
+        return out
+    saver = graph.checkpointer
+    tuples = list(saver.list(config)) if saver else []
+    tuples.sort(key=lambda t: str(t.checkpoint["id"]), reverse=True)
+    for tup in tuples[:limit] if limit else tuples:
+        meta = tup.metadata or {}
+        parent = (tup.parent_config or {}).get("configurable", {}).get("checkpoint_id")
+        out.append(
+            CheckpointInfo(
+                checkpoint_id=str(tup.checkpoint["id"]),
+                parent_id=parent,
+                step=int(meta.get("step", -1)),
+                source=str(meta.get("source", "")),
+                created_at=str(tup.checkpoint.get("ts")) if tup.checkpoint.get("ts") else None,
+                namespace=str(tup.config["configurable"].get("checkpoint_ns", "")),
+            )
+        )
+    return out

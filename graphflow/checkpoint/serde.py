@@ -1,0 +1,219 @@
+"""A checkpoint serializer that never executes code from the database.
+
+Savers built by `resolve_checkpointer` use `GraphflowSerializer`: LangGraph's msgpack
+`JsonPlusSerializer` with no pickle fallback and an explicit allowlist — LangGraph's safe
+defaults (datetime, UUID, LangChain messages, `Send`, `Interrupt`, ...), the output schemas of the
+agent tree (pydantic models and the models and enums they nest), and types registered with
+`allow_types`. LangGraph itself only logs a warning for a type outside the allowlist and hands
+back the raw data; this serializer raises `CheckpointTypeError` naming the type instead.
+"""
+
+from __future__ import annotations
+
+import enum
+import threading
+import types
+import typing
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import ormsgpack
+from langgraph.checkpoint.serde import _msgpack as lg_msgpack
+from langgraph.checkpoint.serde.jsonplus import (
+    EXT_CONSTRUCTOR_KW_ARGS,
+    EXT_CONSTRUCTOR_POS_ARGS,
+    EXT_CONSTRUCTOR_SINGLE_ARG,
+    EXT_DELTA_SNAPSHOT,
+    EXT_METHOD_SINGLE_ARG,
+    EXT_PYDANTIC_V1,
+    EXT_PYDANTIC_V2,
+    JsonPlusSerializer,
+    _create_msgpack_ext_hook,
+)
+from pydantic import BaseModel
+
+from graphflow.exceptions import GraphflowError
+
+__all__ = (
+    "CheckpointTypeError",
+    "GraphflowSerializer",
+    "allow_types",
+    "allowed_types",
+    "safe_serializer",
+    "schema_types",
+)
+
+TypeKey = tuple[str, str]
+
+_CONSTRUCTORS = frozenset(
+    {
+        EXT_CONSTRUCTOR_SINGLE_ARG,
+        EXT_CONSTRUCTOR_POS_ARGS,
+        EXT_CONSTRUCTOR_KW_ARGS,
+        EXT_PYDANTIC_V1,
+        EXT_PYDANTIC_V2,
+    }
+)
+_registry: set[TypeKey] = set()
+_registry_lock = threading.Lock()
+
+
+class CheckpointTypeError(GraphflowError, TypeError):
+    """A checkpoint holds a type that is not on the deserialization allowlist."""
+
+    def __init__(self, module: str, name: str) -> None:
+        self.module = module
+        self.name = name
+        super().__init__(
+            f"checkpoint contains {module}.{name}, which is not on graphflow's deserialization "
+            "allowlist (loading a checkpoint never imports or calls arbitrary code). If the type "
+            f"is yours and safe to construct, allow it: graphflow.checkpoint.allow_types("
+            f"{name}) before compiling, or use it as an agent's output_schema"
+        )
+
+
+def _key(item: type | tuple[str, ...]) -> TypeKey:
+    if isinstance(item, type):
+        return (item.__module__, item.__name__)
+    if isinstance(item, tuple) and len(item) == 2 and all(isinstance(p, str) for p in item):
+        return (item[0], item[1])
+    raise TypeError(f"allow_types: expected a class or a (module, name) pair, got {item!r}")
+
+
+def allow_types(*items: type | tuple[str, str]) -> None:
+    """Allow these classes (or `(module, name)` pairs) in checkpoints of savers built from now on.
+
+    Output schemas of the agents being compiled are allowed automatically; use this for other
+    values you put in state (a `FunctionAgent` returning a dataclass, an enum, ...).
+    """
+    keys = {_key(i) for i in items}
+    for item in items:
+        if isinstance(item, type):
+            keys |= {_key(t) for t in _nested_types(item)}
+    with _registry_lock:
+        _registry.update(keys)
+
+
+def allowed_types() -> frozenset[TypeKey]:
+    """Every `(module, name)` a graphflow saver may construct (safe defaults + registered)."""
+    with _registry_lock:
+        extra = set(_registry)
+    return frozenset(lg_msgpack.SAFE_MSGPACK_TYPES) | _message_types() | extra  # type: ignore[operator]
+
+
+def _message_types() -> frozenset[TypeKey]:
+    import langchain_core.messages as lc
+
+    out: set[TypeKey] = set()
+    for name in lc.__all__:
+        obj = getattr(lc, name, None)
+        if isinstance(obj, type) and issubclass(obj, lc.BaseMessage):
+            out.add(_key(obj))
+    return frozenset(out)
+
+
+def _nested_types(tp: Any, seen: set[Any] | None = None) -> list[type]:
+    """`tp` and the pydantic models and enums its fields use (recursively)."""
+    seen = set() if seen is None else seen
+    if tp in seen:
+        return []
+    seen.add(tp)
+    out: list[type] = []
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        out.append(tp)
+        for field in tp.model_fields.values():
+            out.extend(_nested_types(field.annotation, seen))
+        return out
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return [tp]
+    origin = typing.get_origin(tp)
+    if origin is not None or isinstance(tp, types.UnionType):
+        for arg in typing.get_args(tp):
+            out.extend(_nested_types(arg, seen))
+    return out
+
+
+def schema_types(agents: Iterable[Any]) -> list[type]:
+    """The output schemas of `agents`, with the models and enums nested in them."""
+    seen: set[Any] = set()
+    out: list[type] = []
+    for agent in agents:
+        schema = getattr(agent, "output_schema", None)
+        if schema is not None:
+            out.extend(_nested_types(schema, seen))
+    return out
+
+
+def _strict_hook(
+    allowed: frozenset[TypeKey], inner: Callable[[int, bytes], Any]
+) -> Callable[[int, bytes], Any]:
+    """An ormsgpack ext hook that checks every nested type first, then lets LangGraph build it."""
+
+    def check(code: int, data: bytes) -> None:
+        if code in _CONSTRUCTORS or code == EXT_METHOD_SINGLE_ARG or code == EXT_DELTA_SNAPSHOT:
+            tup = ormsgpack.unpackb(data, ext_hook=nested, option=ormsgpack.OPT_NON_STR_KEYS)
+            if code == EXT_DELTA_SNAPSHOT:
+                return
+            module, name = str(tup[0]), str(tup[1])
+            if code == EXT_METHOD_SINGLE_ARG:
+                if (module, name, str(tup[3])) not in lg_msgpack.SAFE_MSGPACK_METHODS:
+                    raise CheckpointTypeError(module, f"{name}.{tup[3]}")
+            elif (module, name) not in allowed:
+                raise CheckpointTypeError(module, name)
+
+    def nested(code: int, data: bytes) -> None:
+        check(code, data)
+        return None
+
+    def hook(code: int, data: bytes) -> Any:
+        check(code, data)
+        return inner(code, data)
+
+    return hook
+
+
+class GraphflowSerializer(JsonPlusSerializer):
+    """`JsonPlusSerializer` without pickle and with a strict msgpack allowlist.
+
+    Loading a type outside the allowlist raises `CheckpointTypeError` (LangGraph would warn and
+    return the raw data).
+    """
+
+    def __init__(self, extra_types: Iterable[type | tuple[str, str]] = ()) -> None:
+        allowed = set(allowed_types()) | {_key(t) for t in extra_types}
+        super().__init__(pickle_fallback=False, allowed_msgpack_modules=tuple(sorted(allowed)))
+        self._install()
+
+    def _install(self) -> None:
+        modules = self._allowed_msgpack_modules
+        allowed = frozenset(
+            (str(k[0]), str(k[1])) for k in (modules if isinstance(modules, set) else ())
+        )
+        self._unpack_ext_hook = _strict_hook(allowed, _create_msgpack_ext_hook(modules))
+
+    @property
+    def allowed(self) -> frozenset[TypeKey]:
+        """The `(module, name)` pairs this serializer constructs."""
+        modules = self._allowed_msgpack_modules
+        return frozenset(
+            (str(k[0]), str(k[1])) for k in (modules if isinstance(modules, set) else ())
+        )
+
+    def with_msgpack_allowlist(
+        self, extra_allowlist: Iterable[tuple[str, ...] | type]
+    ) -> JsonPlusSerializer:
+        """A copy that also allows `extra_allowlist` (LangGraph calls this in strict mode)."""
+        clone = super().with_msgpack_allowlist(extra_allowlist)
+        if clone is not self and isinstance(clone, GraphflowSerializer):
+            clone._install()
+        return clone
+
+
+def safe_serializer(extra_types: Iterable[type | tuple[str, str]] = ()) -> GraphflowSerializer:
+    """A `GraphflowSerializer` that also allows `extra_types` (and the models they nest)."""
+    expanded: list[type | tuple[str, str]] = []
+    for item in extra_types:
+        expanded.append(item)
+        if isinstance(item, type):
+            expanded.extend(_nested_types(item))
+    return GraphflowSerializer(expanded)
