@@ -409,3 +409,35 @@ def test_wrap_tool_call_changes_args_short_circuits_and_retries(mode):
     contents = {m.name: m.content for m in result["messages"] if isinstance(m, ToolMessage)}
     assert contents == {"add": "101", "secret": "answered by hook", "flaky": "flaky 7"}
     assert attempts["flaky"] == 2
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_one_twin_tool_hook_may_interrupt_under_both_apis(mode):
+    from langgraph.types import interrupt
+
+    class SyncOnly(ToolHook):
+        def wrap_tool_call(self, request, handler):
+            if interrupt("ok?") != "yes":
+                raise AssertionError("unexpected resume value")
+            return handler(request)
+
+    class AsyncOnly(ToolHook):
+        async def awrap_tool_call(self, request, handler):
+            if interrupt("sure?") != "yes":
+                raise AssertionError("unexpected resume value")
+            return await handler(request)
+
+    model = ScriptedChatModel(
+        fn=lambda messages, n: (
+            "done" if isinstance(messages[-1], ToolMessage) else tool_call("add", {"a": 1, "b": 2})
+        )
+    )
+    agent = ReactAgent(name="a", model=model, tools=[add], hooks=[SyncOnly(), AsyncOnly()])
+    first = run(agent, "go", mode, thread_id="t")
+    assert [i.value for i in first["__interrupt__"]] == ["ok?"]
+    resume = agent.resume if mode == "sync" else lambda *a: asyncio.run(agent.aresume(*a))
+    second = resume("t", "yes")
+    assert [i.value for i in second["__interrupt__"]] == ["sure?"]
+    third = resume("t", "yes")
+    assert third["messages"][-1].content == "done"
+    assert [m.content for m in third["messages"] if isinstance(m, ToolMessage)] == ["3"]

@@ -10,3 +10,19 @@ def test_runs_without_a_checkpointer_sync_and_async() -> None:
     assert pipeline.compile(False).checkpointer is None
     assert pipeline.invoke("hi", checkpointer=False)["shout"] == "HI!"
     assert asyncio.run(pipeline.ainvoke("yo", checkpointer=False))["shout"] == "YO!"
+
+
+def test_before_model_update_without_jump_continues_the_call() -> None:
+    from graphflow import HookResult, ModelHook, ReactAgent
+    from graphflow.testing import ScriptedChatModel
+
+    class Note(ModelHook):
+        def before_model(self, request):
+            return HookResult(update={"note": f"call {request.call_number}"})
+
+    model = ScriptedChatModel(replies=["done"])
+    agent = ReactAgent(name="a", model=model, hooks=[Note()], output_key="out", input_keys=["note"])
+    result = agent.invoke("hi")
+    assert model.calls == 1
+    assert result["out"] == "done"
+    assert result["note"] == "call 0"

@@ -144,6 +144,26 @@ def schema_types(agents: Iterable[Any]) -> list[type]:
     return out
 
 
+_blocked = threading.local()
+
+
+def _find_blocked(exc: BaseException | None) -> CheckpointTypeError | None:
+    seen = 0
+    while exc is not None and seen < 20:
+        if isinstance(exc, CheckpointTypeError):
+            return exc
+        exc = exc.__cause__ or exc.__context__
+        seen += 1
+    return None
+
+
+def _refuse(module: str, name: str) -> CheckpointTypeError:
+    error = CheckpointTypeError(module, name)
+    if getattr(_blocked, "error", None) is None:
+        _blocked.error = error
+    return error
+
+
 def _strict_hook(
     allowed: frozenset[TypeKey], inner: Callable[[int, bytes], Any]
 ) -> Callable[[int, bytes], Any]:
@@ -157,9 +177,9 @@ def _strict_hook(
             module, name = str(tup[0]), str(tup[1])
             if code == EXT_METHOD_SINGLE_ARG:
                 if (module, name, str(tup[3])) not in lg_msgpack.SAFE_MSGPACK_METHODS:
-                    raise CheckpointTypeError(module, f"{name}.{tup[3]}")
+                    raise _refuse(module, f"{name}.{tup[3]}")
             elif (module, name) not in allowed:
-                raise CheckpointTypeError(module, name)
+                raise _refuse(module, name)
 
     def nested(code: int, data: bytes) -> None:
         check(code, data)
@@ -198,6 +218,19 @@ class GraphflowSerializer(JsonPlusSerializer):
         return frozenset(
             (str(k[0]), str(k[1])) for k in (modules if isinstance(modules, set) else ())
         )
+
+    def loads_typed(self, data: tuple[str, bytes]) -> Any:
+        """Load a value; a disallowed type raises `CheckpointTypeError` (not ormsgpack's error)."""
+        _blocked.error = None
+        try:
+            return super().loads_typed(data)
+        except ValueError as exc:
+            blocked = _blocked.error or _find_blocked(exc)
+            if blocked is not None:
+                raise blocked from None
+            raise
+        finally:
+            _blocked.error = None
 
     def with_msgpack_allowlist(
         self, extra_allowlist: Iterable[tuple[str, ...] | type]

@@ -228,6 +228,10 @@ async def _async_via_sync(
     loop = asyncio.get_running_loop()
 
     def shandler(req: Any) -> R:
-        return asyncio.run_coroutine_threadsafe(handler(req), loop).result()
+        return asyncio.run_coroutine_threadsafe(_as_coroutine(handler(req)), loop).result()
 
     return await asyncio.to_thread(method, request, shandler)
+
+
+async def _as_coroutine(awaitable: Awaitable[R]) -> R:
+    return await awaitable

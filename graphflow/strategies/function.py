@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 from typing import Any
 
@@ -73,7 +74,9 @@ class FunctionStrategy(FlowGraphBuildingStrategy):
         async def arun(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
             if is_async:
                 return to_update(await fn(state))
-            value = await asyncio.get_running_loop().run_in_executor(None, fn, state)
+            # copy the context: LangGraph's config (interrupt(), get_config()) lives in contextvars
+            ctx = contextvars.copy_context()
+            value = await asyncio.get_running_loop().run_in_executor(None, ctx.run, fn, state)
             if inspect.isawaitable(value):
                 value = await value
             return to_update(value)

@@ -176,10 +176,14 @@ class _ReactRuntime:
 
     def model(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         request = self._request(state)
+        pending: dict[str, Any] = {}
         for hook in self.model_hooks:
             result = call_sync(hook, "before_model", "abefore_model", request)
+            if isinstance(result, HookResult) and result.jump_to is None:
+                pending = _merge_updates(pending, result.update)
+                continue
             if isinstance(result, AIMessage | HookResult):
-                return self._finish_model(state, result)
+                return _merge_updates(pending, self._finish_model(state, result))
             if isinstance(result, ModelRequest):
                 request = result
 
@@ -194,14 +198,18 @@ class _ReactRuntime:
             replaced = call_sync(hook, "after_model", "aafter_model", request, response)
             if replaced is not None:
                 response = replaced
-        return self._finish_model(state, response)
+        return _merge_updates(pending, self._finish_model(state, response))
 
     async def amodel(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         request = self._request(state)
+        pending: dict[str, Any] = {}
         for hook in self.model_hooks:
             result = await call_async(hook, "before_model", "abefore_model", request)
+            if isinstance(result, HookResult) and result.jump_to is None:
+                pending = _merge_updates(pending, result.update)
+                continue
             if isinstance(result, AIMessage | HookResult):
-                return self._finish_model(state, result)
+                return _merge_updates(pending, self._finish_model(state, result))
             if isinstance(result, ModelRequest):
                 request = result
 
@@ -216,7 +224,7 @@ class _ReactRuntime:
             replaced = await call_async(hook, "after_model", "aafter_model", request, response)
             if replaced is not None:
                 response = replaced
-        return self._finish_model(state, response)
+        return _merge_updates(pending, self._finish_model(state, response))
 
     def after_model(self, state: dict[str, Any]) -> Any:
         if state.get(STOP):
@@ -344,6 +352,14 @@ class _ReactRuntime:
 
 
 # -- helpers ------------------------------------------------------------------------------------
+
+
+def _merge_updates(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
+    """Combine two node updates; message lists are concatenated."""
+    merged = {**first, **second}
+    if MESSAGES in first and MESSAGES in second:
+        merged[MESSAGES] = [*first[MESSAGES], *second[MESSAGES]]
+    return merged
 
 
 def _bound(request: ModelRequest) -> Any:

@@ -49,8 +49,11 @@ def _status_code(exc: BaseException) -> int | None:
 
 
 def is_transient(exc: BaseException) -> bool:
-    """Whether `exc` looks like a failure worth retrying: a timeout, a dropped connection, HTTP
-    408/409/425/429 or 5xx (from a `status_code` attribute or the SDK's exception type).
+    """Whether `exc` looks like a failure worth retrying.
+
+    True for timeouts, dropped connections, HTTP 408/409/425/429 and 5xx (read from a
+    `status_code` attribute, also on `exc.response`) and the SDKs' rate-limit/timeout/connection
+    exception types (matched by class name, so no SDK needs to be installed).
     """
     if isinstance(exc, GraphBubbleUp):
         return False
