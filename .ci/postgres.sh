@@ -77,5 +77,5 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
     pg_start
     echo "PostgreSQL running; Ctrl-C to stop" >&2
     trap 'pg_stop; exit 0' INT TERM
-    while true; do sleep 3600; done
+    while true; do sleep 3600 & wait $!; done
 fi

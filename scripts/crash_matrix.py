@@ -72,7 +72,9 @@ class _Recorder:
 
     def end(self, call_id: str, kind: str, name: str) -> None:
         with self.lock:
-            self._write({"phase": self.phase, "ev": "end", "id": call_id, "kind": kind, "name": name})
+            self._write(
+                {"phase": self.phase, "ev": "end", "id": call_id, "kind": kind, "name": name}
+            )
 
 
 def build_pipeline(rec: _Recorder) -> Any:
@@ -237,14 +239,18 @@ def child_main(argv: Sequence[str]) -> int:
     else:
         pipeline.resume(args.thread, checkpointer=args.url)
     state = pipeline.get_state(args.thread, checkpointer=args.url)
-    runs = {r.thread_id: r.status for r in pipeline.runs(checkpointer=args.url)}
+    from graphflow.checkpoint import run_info
+
+    info = run_info(
+        pipeline.compile(args.url), args.thread, agents=[a.name for a in pipeline.walk()]
+    )
     Path(args.out).write_text(
         json.dumps(
             {
                 "final": final_view(state.values),
                 "events": events,
                 "next": list(state.next),
-                "status": runs.get(args.thread),
+                "status": info.status if info else None,
             }
         )
     )
@@ -332,7 +338,9 @@ def run_point(base_url: str, workdir: Path, point: str, base: dict[str, Any]) ->
     thread = f"crash-{tag}-{uuid.uuid4().hex[:8]}"
     common = ["--url", url, "--thread", thread, "--log", str(log)]
     try:
-        crash = _child([*common, "--phase", "run", "--kill", point, "--out", str(workdir / f"{tag}.run.json")])
+        crash = _child(
+            [*common, "--phase", "run", "--kill", point, "--out", str(workdir / f"{tag}.run.json")]
+        )
         killed = crash.returncode == -signal.SIGKILL
         if crash.returncode not in (0, -signal.SIGKILL):
             raise RuntimeError(f"crash phase exited {crash.returncode}:\n{crash.stderr[-3000:]}")
@@ -421,7 +429,9 @@ def format_table(base: dict[str, Any], results: list[PointResult]) -> str:
         "at the kill; unsaved = returned, but LangGraph's background writer had not stored the "
         "result yet"
     )
-    lines.append(f"{passed}/{len(results)} kill points OK (bound: {MAX_CONCURRENT} concurrent calls)")
+    lines.append(
+        f"{passed}/{len(results)} kill points OK (bound: {MAX_CONCURRENT} concurrent calls)"
+    )
     return "\n".join(lines)
 
 

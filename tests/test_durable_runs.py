@@ -25,7 +25,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _load_matrix():
-    spec = importlib.util.spec_from_file_location("crash_matrix", ROOT / "scripts" / "crash_matrix.py")
+    spec = importlib.util.spec_from_file_location(
+        "crash_matrix", ROOT / "scripts" / "crash_matrix.py"
+    )
     module = importlib.util.module_from_spec(spec)
     sys.modules.setdefault("crash_matrix", module)
     spec.loader.exec_module(module)
@@ -124,8 +126,20 @@ def test_killed_run_lists_as_running_and_history_has_namespaces(tmp_path):
     url = f"sqlite:///{tmp_path / 'k.db'}"
     log = tmp_path / "k.log"
     proc = matrix._child(
-        ["--url", url, "--thread", "killed", "--log", str(log), "--phase", "run",
-         "--kill", "call:6", "--out", str(tmp_path / "o.json")]
+        [
+            "--url",
+            url,
+            "--thread",
+            "killed",
+            "--log",
+            str(log),
+            "--phase",
+            "run",
+            "--kill",
+            "call:6",
+            "--out",
+            str(tmp_path / "o.json"),
+        ]
     )
     assert proc.returncode == -9, proc.stderr[-2000:]
     rec = matrix._Recorder(str(tmp_path / "parent.log"), "parent", None)
@@ -158,7 +172,10 @@ def test_async_run_uses_async_savers_cached_per_loop(tmp_path):
         first = list(calls)
         calls.clear()
         events = [e async for e in agent.astream(None, thread_id="a1", checkpointer=url)]
-        assert events == []  # still waiting for the interrupt answer: nothing re-runs
+        # continuing without an answer re-asks: only the interrupted node runs again
+        assert events and all("__interrupt__" in chunk for _ns, chunk in events)
+        assert calls == ["approve"]
+        calls.clear()
         result = await agent.aresume("a1", "ok", checkpointer=url)
         return first, result
 

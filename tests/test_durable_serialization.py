@@ -159,13 +159,14 @@ def test_loading_never_imports_or_calls_code(tmp_path):
 
     marker = tmp_path / "pwned"
     evil = ormsgpack.packb(
-        {"out": ormsgpack.Ext(EXT_CONSTRUCTOR_POS_ARGS, ormsgpack.packb(
-            ["os", "system", [f"touch {marker}"]]))}
+        {
+            "out": ormsgpack.Ext(
+                EXT_CONSTRUCTOR_POS_ARGS, ormsgpack.packb(["os", "system", [f"touch {marker}"]])
+            )
+        }
     )
     conn = sqlite3.connect(tmp_path / "runs.db")
-    conn.execute(
-        "UPDATE writes SET value = ?, type = 'msgpack' WHERE channel = 'out'", (evil,)
-    )
+    conn.execute("UPDATE writes SET value = ?, type = 'msgpack' WHERE channel = 'out'", (evil,))
     conn.commit()
     rows = conn.execute("SELECT count(*) FROM writes WHERE channel = 'out'").fetchone()[0]
     conn.close()

@@ -285,7 +285,11 @@ class Agent(BaseModel):
         graph = self._graph_for(checkpointer)
         data, cfg = self._prepare(input, thread_id, config)
         yield from graph.stream(
-            data, cfg, stream_mode=stream_mode, subgraphs=subgraphs, durability=_durability(graph, durability)
+            data,
+            cfg,
+            stream_mode=stream_mode,
+            subgraphs=subgraphs,
+            durability=_durability(graph, durability),
         )
 
     async def astream(
@@ -303,7 +307,11 @@ class Agent(BaseModel):
         graph = await self._agraph_for(checkpointer)
         data, cfg = self._prepare(input, thread_id, config)
         async for event in graph.astream(
-            data, cfg, stream_mode=stream_mode, subgraphs=subgraphs, durability=_durability(graph, durability)
+            data,
+            cfg,
+            stream_mode=stream_mode,
+            subgraphs=subgraphs,
+            durability=_durability(graph, durability),
         ):
             yield event
 

@@ -112,9 +112,11 @@ def run_info(graph: Any, thread_id: str, *, agents: Iterable[str] = ()) -> RunIn
     running: tuple[int, str] | None = None
     for depth, task in _walk(snapshot):
         if task.error is not None and error is None:
-            error = f"{type(task.error).__name__}: {task.error}" if isinstance(
-                task.error, BaseException
-            ) else str(task.error)
+            error = (
+                f"{type(task.error).__name__}: {task.error}"
+                if isinstance(task.error, BaseException)
+                else str(task.error)
+            )
         for intr in task.interrupts or ():
             if intr not in interrupts:
                 interrupts.append(intr)
@@ -159,17 +161,30 @@ def _last_agent(graph: Any, config: dict[str, Any], names: set[str]) -> str | No
     return None
 
 
-def list_runs(
-    graph: Any, *, agents: Iterable[str] = (), limit: int | None = None
-) -> list[RunInfo]:
+def list_runs(graph: Any, *, agents: Iterable[str] = (), limit: int | None = None) -> list[RunInfo]:
     """`RunInfo` for every thread in the compiled `graph`'s checkpointer, newest first."""
     saver = graph.checkpointer
     if saver is None or saver is False:
         return []
     names = tuple(agents)
     out: list[RunInfo] = []
+    from graphflow.checkpoint.serde import CheckpointTypeError
+
     for tid in thread_ids(saver):
-        info = run_info(graph, tid, agents=names)
+        try:
+            info = run_info(graph, tid, agents=names)
+        except CheckpointTypeError as exc:
+            # a thread holding types this graph does not allow (often another graph's run in a
+            # shared store): listed, not loaded
+            info = RunInfo(
+                thread_id=tid,
+                status="failed",
+                agent=None,
+                step=-1,
+                checkpoint_id="",
+                updated_at=None,
+                error=f"cannot load: {exc}",
+            )
         if info is not None:
             out.append(info)
         if limit is not None and len(out) >= limit:

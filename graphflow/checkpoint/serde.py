@@ -98,7 +98,8 @@ def allowed_types() -> frozenset[TypeKey]:
     """Every `(module, name)` a graphflow saver may construct (safe defaults + registered)."""
     with _registry_lock:
         extra = set(_registry)
-    return frozenset(lg_msgpack.SAFE_MSGPACK_TYPES) | _message_types() | extra  # type: ignore[operator]
+    safe = {(str(k[0]), str(k[1])) for k in lg_msgpack.SAFE_MSGPACK_TYPES if len(k) == 2}
+    return frozenset(safe) | _message_types() | extra
 
 
 def _message_types() -> frozenset[TypeKey]:
