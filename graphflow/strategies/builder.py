@@ -133,6 +133,19 @@ class FlowGraphBuilder:
         available = available | set(agent.input_keys)
         return strategy_for(agent).check_dataflow(agent, available, ctx)
 
+    def check_distinct_writes(self, agents: list[Agent], what: str) -> None:
+        """Raise `DataflowError` if two of `agents` (which may run concurrently) write one key."""
+        owners: dict[str, str] = {}
+        for agent in agents:
+            for key in sorted(self.writes(agent)):
+                if key in owners:
+                    raise DataflowError(
+                        f"{what}: `{owners[key]}` and `{agent.name}` both write `{key}` and may "
+                        "run concurrently; concurrent agents must write distinct output keys — "
+                        "rename one output_key"
+                    )
+                owners[key] = agent.name
+
     def check_placeholders(
         self, agent: Agent, available: frozenset[str], ctx: BuildContext
     ) -> None:

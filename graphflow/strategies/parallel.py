@@ -16,7 +16,7 @@ from langgraph.types import Command
 from typing_extensions import override
 
 from graphflow.agents.base import RUN_TOKEN
-from graphflow.exceptions import DataflowError, ParallelBranchError
+from graphflow.exceptions import ParallelBranchError
 from graphflow.instructions import render_value
 from graphflow.state import AGENT_STATUS, BRANCH_ERRORS
 from graphflow.strategies._nodes import HookChain, guarded
@@ -58,16 +58,7 @@ class ParallelStrategy(FlowGraphBuildingStrategy):
         self, agent: Any, available: frozenset[str], ctx: BuildContext
     ) -> frozenset[str]:
         builder = ctx.builder
-        owners: dict[str, str] = {}
-        for branch in agent.sub_agents:
-            for key in sorted(builder.writes(branch)):
-                if key in owners:
-                    raise DataflowError(
-                        f"ParallelAgent `{agent.name}`: branches `{owners[key]}` and "
-                        f"`{branch.name}` both write `{key}`; concurrent branches must write "
-                        "distinct output keys — rename one output_key"
-                    )
-                owners[key] = branch.name
+        builder.check_distinct_writes(agent.sub_agents, f"ParallelAgent `{agent.name}` branches")
         after = available
         for branch in agent.sub_agents:
             # every branch starts from the same state: it cannot read a sibling's output

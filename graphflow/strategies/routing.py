@@ -11,7 +11,7 @@ from langgraph.types import Command
 from pydantic import BaseModel, Field, ValidationError, create_model
 from typing_extensions import override
 
-from graphflow.exceptions import DataflowError, RoutingError
+from graphflow.exceptions import RoutingError
 from graphflow.instructions import render_template
 from graphflow.messages import instruction_message
 from graphflow.state import AGENT_STATUS, INPUT, MESSAGES, ROUTES
@@ -64,16 +64,9 @@ class RoutingStrategy(FlowGraphBuildingStrategy):
         builder = ctx.builder
         builder.check_placeholders(agent, available, ctx)
         if agent.multi:
-            owners: dict[str, str] = {}
-            for route in agent.sub_agents:
-                for key in sorted(builder.writes(route)):
-                    if key in owners:
-                        raise DataflowError(
-                            f"LlmRoutingAgent `{agent.name}` (multi=True): routes `{owners[key]}` "
-                            f"and `{route.name}` both write `{key}` and may run concurrently; "
-                            "give them distinct output keys"
-                        )
-                    owners[key] = route.name
+            builder.check_distinct_writes(
+                agent.sub_agents, f"LlmRoutingAgent `{agent.name}` (multi=True) routes"
+            )
         outs = [builder.check(r, available, ctx.child(r)) for r in agent.sub_agents]
         # only keys every route writes are certain to exist afterwards
         common = frozenset.intersection(*outs) if outs else available
@@ -106,6 +99,13 @@ class RoutingStrategy(FlowGraphBuildingStrategy):
             elif agent.include_contents == "none" and state.get(INPUT):
                 msgs.append(HumanMessage(content=str(state[INPUT])))
             return msgs
+
+        def parse(out: dict[str, Any]) -> Any:
+            """The validated choice from `with_structured_output(..., include_raw=True)`."""
+            if out.get("parsing_error") or out.get("parsed") is None:
+                raise ValueError(str(out.get("parsing_error") or "no choice"))
+            parsed = out["parsed"]
+            return schema.model_validate(parsed) if isinstance(parsed, dict) else parsed
 
         def decide(parsed: Any) -> dict[str, str | None]:
             chosen = parsed.routes if agent.multi else [parsed]
@@ -141,13 +141,7 @@ class RoutingStrategy(FlowGraphBuildingStrategy):
             errors: list[str] = []
             for _ in range(agent.max_retries + 1):
                 try:
-                    out = structured.invoke(msgs, config)
-                    if out.get("parsing_error") or out.get("parsed") is None:
-                        raise ValueError(str(out.get("parsing_error") or "no choice"))
-                    parsed = out["parsed"]
-                    if isinstance(parsed, dict):
-                        parsed = schema.model_validate(parsed)
-                    return finish(decide(parsed))
+                    return finish(decide(parse(structured.invoke(msgs, config))))
                 except (ValidationError, ValueError) as exc:
                     errors.append(str(exc).splitlines()[0][:200])
                     msgs = [*msgs, feedback(exc)]
@@ -159,13 +153,7 @@ class RoutingStrategy(FlowGraphBuildingStrategy):
             errors: list[str] = []
             for _ in range(agent.max_retries + 1):
                 try:
-                    out = await structured.ainvoke(msgs, config)
-                    if out.get("parsing_error") or out.get("parsed") is None:
-                        raise ValueError(str(out.get("parsing_error") or "no choice"))
-                    parsed = out["parsed"]
-                    if isinstance(parsed, dict):
-                        parsed = schema.model_validate(parsed)
-                    return finish(decide(parsed))
+                    return finish(decide(parse(await structured.ainvoke(msgs, config))))
                 except (ValidationError, ValueError) as exc:
                     errors.append(str(exc).splitlines()[0][:200])
                     msgs = [*msgs, feedback(exc)]
