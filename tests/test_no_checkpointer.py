@@ -26,3 +26,17 @@ def test_before_model_update_without_jump_continues_the_call() -> None:
     assert model.calls == 1
     assert result["out"] == "done"
     assert result["note"] == "call 0"
+
+
+def test_changing_a_spec_after_compile_rebuilds_the_graph() -> None:
+    from graphflow import ReactAgent
+    from graphflow.testing import ScriptedChatModel
+
+    model = ScriptedChatModel(replies=["one", "two"])
+    agent = ReactAgent(name="a", model=model, instruction="First {input}.", output_key="out")
+    first = agent.compile()
+    agent.invoke("x")
+    agent.instruction = "Second {input}."
+    assert agent.compile() is not first
+    agent.invoke("y")
+    assert model.requests[1][-1].content == "Second y."

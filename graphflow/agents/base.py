@@ -117,6 +117,14 @@ class Agent(BaseModel):
         copy._template = parse_template(copy.instruction) if copy.instruction else ()
         return copy
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        super().__setattr__(name, value)
+        if not name.startswith("_"):
+            # a changed spec must not keep serving the graph compiled from the old one
+            self._compiled = {}
+            if name == "instruction":
+                self._template = parse_template(value) if value else ()
+
     def model_post_init(self, context: Any) -> None:
         """Parse the instruction once."""
         self._template = parse_template(self.instruction) if self.instruction else ()
@@ -183,9 +191,10 @@ class Agent(BaseModel):
         """
         from graphflow.checkpoint import resolve_checkpointer, schema_types
 
+        # keyed by the objects themselves (identity hash), so a collected saver's id is never reused
         key = (
-            checkpointer if isinstance(checkpointer, str | bool | None) else id(checkpointer),
-            id(store),
+            checkpointer,
+            store,
             tuple(interrupt_before or ()),
             tuple(interrupt_after or ()),
             debug,
