@@ -9,7 +9,7 @@ from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langgraph.errors import GraphBubbleUp
 
 from graphflow.agents.base import RUN_TOKEN, Agent
-from graphflow.exceptions import DataflowError, GraphflowConfigError
+from graphflow.exceptions import DataflowError, GraphflowConfigError, ParallelBranchError
 from graphflow.state import (
     AGENT_STATUS,
     BRANCH_ERRORS,
@@ -121,8 +121,15 @@ class FlowGraphBuilder:
             )
         reserved = sorted(keys & _RESERVED_NODE_NAMES)
         if reserved:
+            owners = sorted(
+                a.name
+                for a in root.walk()
+                if (strategy_for(a).own_writes(a) | set(a.input_keys)) & set(reserved)
+            )
             raise DataflowError(
-                f"state key(s) {reserved} collide with ReAct node names; choose another output key"
+                f"state key(s) {reserved} (used by agent(s) {owners or [root.name]}) collide with "
+                f"graphflow's node names {sorted(_RESERVED_NODE_NAMES)}; rename the output_key or "
+                "input key"
             )
         ctx = BuildContext(builder=self, keys=frozenset(keys), path=(root.name,))
         self.check(root, frozenset({INPUT, *root.input_keys}), ctx)
@@ -184,6 +191,7 @@ class FlowGraphBuilder:
         prepare: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None,
         catch_errors: bool = False,
         owner: Agent | None = None,
+        collect_messages: str | None = None,
     ) -> RunnableLambda:
         """A node that runs `child`'s compiled subgraph and hands back only what it writes.
 
@@ -193,6 +201,9 @@ class FlowGraphBuilder:
             prepare: `(state, data) -> data` rewrites what is sent to the subgraph (a router's query).
             catch_errors: record a failure in state instead of raising (parallel branches).
             owner: the parent agent, whose after hooks run (reason `error`) if this node fails.
+            collect_messages: write the handed-back messages to this channel as
+                `{child name: messages}` instead of appending them to `messages` (a parallel
+                parent appends them itself, in declaration order).
         """
         strategy = strategy_for(child)
         # compiled without a checkpointer: it inherits the parent's and keeps its own
@@ -202,17 +213,29 @@ class FlowGraphBuilder:
         config_extra = {"max_concurrency": None, **strategy.invoke_config(child)}
         consumes_exit = strategy.consumes_exit_loop
 
-        def send(state: dict[str, Any]) -> dict[str, Any]:
+        def send(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
             data = {k: v for k, v in state.items() if not k.startswith("gf_")}
             data[MESSAGES] = list(state.get(MESSAGES) or [])
+            if catch_errors:
+                # a failed nested parallel re-run by this run: re-run only its failed branches
+                token = (config.get("configurable") or {}).get(RUN_TOKEN)
+                entry = (state.get(BRANCH_ERRORS) or {}).get(child.name) or {}
+                if token is not None and entry.get("retry") == token and entry.get("inner"):
+                    data[BRANCH_ERRORS] = {
+                        b: {**e, "retry": token} for b, e in entry["inner"].items()
+                    }
             return prepare(state, data) if prepare else data
 
         def back(sent: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
             update: dict[str, Any] = {k: result[k] for k in writes if k in result}
             produced = new_messages(sent.get(MESSAGES, []), result.get(MESSAGES, []))
             handed: list[BaseMessage] = strategy.hand_back(child, produced)
-            if handed:
+            if collect_messages:
+                update[collect_messages] = {child.name: handed or None}
+            elif handed:
                 update[MESSAGES] = handed
+            if catch_errors:
+                update[BRANCH_ERRORS] = {child.name: None}
             changes = status_changes(sent.get(AGENT_STATUS), result.get(AGENT_STATUS))
             if changes:
                 update[AGENT_STATUS] = changes
@@ -222,15 +245,22 @@ class FlowGraphBuilder:
 
         def failed(config: RunnableConfig, exc: BaseException) -> dict[str, Any]:
             token = (config.get("configurable") or {}).get(RUN_TOKEN)
-            return {
-                BRANCH_ERRORS: {
-                    child.name: {"error": f"{type(exc).__name__}: {exc}", "run": token}
-                },
+            entry: dict[str, Any] = {"error": f"{type(exc).__name__}: {exc}", "run": token}
+            update: dict[str, Any] = {
+                BRANCH_ERRORS: {child.name: entry},
                 AGENT_STATUS: {child.name: "error"},
             }
+            if collect_messages:
+                update[collect_messages] = {child.name: None}
+            if isinstance(exc, ParallelBranchError) and exc.agent == child.name:
+                # a nested parallel: keep its finished branches' outputs, and remember which of
+                # its branches failed so a resume re-runs only those
+                entry["inner"] = exc.branch_entries
+                update.update({k: v for k, v in exc.completed.items() if k in writes})
+            return update
 
         def run(state: dict[str, Any], config: RunnableConfig) -> Any:
-            sent = send(state)
+            sent = send(state, config)
             try:
                 result = compiled.invoke(sent, {**config, **config_extra})  # type: ignore[call-overload]
             except GraphBubbleUp:
@@ -242,7 +272,7 @@ class FlowGraphBuilder:
             return back(sent, result)
 
         async def arun(state: dict[str, Any], config: RunnableConfig) -> Any:
-            sent = send(state)
+            sent = send(state, config)
             try:
                 result = await compiled.ainvoke(sent, {**config, **config_extra})  # type: ignore[call-overload]
             except GraphBubbleUp:

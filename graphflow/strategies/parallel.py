@@ -8,7 +8,7 @@ are checkpointed; `gf_merge` then raises `ParallelBranchError`. A later run of t
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import StateGraph
@@ -18,11 +18,14 @@ from typing_extensions import override
 from graphflow.agents.base import RUN_TOKEN
 from graphflow.exceptions import ParallelBranchError
 from graphflow.instructions import render_value
-from graphflow.state import AGENT_STATUS, BRANCH_ERRORS
+from graphflow.state import AGENT_STATUS, BRANCH_ERRORS, MESSAGES, merge_dicts
 from graphflow.strategies._nodes import HookChain, guarded
 from graphflow.strategies.base import BuildContext, FlowGraphBuildingStrategy
 
 __all__ = ("ParallelStrategy", "merge_results")
+
+HELD_MESSAGES = "gf_branch_messages"
+"""Private channel: branch name -> the messages it handed back, until `gf_merge` orders them."""
 
 
 def merge_results(merge: Any, results: dict[str, Any]) -> Any:
@@ -67,7 +70,9 @@ class ParallelStrategy(FlowGraphBuildingStrategy):
 
     @override
     def build_graph(self, agent: Any, ctx: BuildContext) -> StateGraph:
-        graph: StateGraph = StateGraph(ctx.schema())
+        graph: StateGraph = StateGraph(
+            ctx.schema({HELD_MESSAGES: Annotated[dict[str, Any], merge_dicts]})
+        )
         hooks = HookChain(agent)
         builder = ctx.builder
         branches = list(agent.sub_agents)
@@ -94,11 +99,21 @@ class ParallelStrategy(FlowGraphBuildingStrategy):
                     agent=agent.name,
                     errors={b: e["error"] for b, e in failed.items()},
                     completed=completed,
+                    branch_entries=failed,
                 )
             if stale:
-                return Command(goto=stale, update={BRANCH_ERRORS: {b: None for b in stale}})
+                # each re-run branch clears its record when it succeeds
+                retry = {b: {**errors[b], "retry": token} for b in stale}
+                return Command(goto=stale, update={BRANCH_ERRORS: retry})
             results = {k: state.get(k) for b in branches if (k := keys[b.name])}
             update: dict[str, Any] = {AGENT_STATUS: {agent.name: "completed"}}
+            # branches finish in any order: hand their messages on in declaration order
+            held = state.get(HELD_MESSAGES) or {}
+            ordered = [m for n in names for m in held.get(n) or []]
+            if ordered:
+                update[MESSAGES] = ordered
+            if held:
+                update[HELD_MESSAGES] = dict.fromkeys(held)
             if agent.merged_key:
                 update[agent.merged_key] = merge_results(agent.merge, results)
             if agent.output_key and agent.output_key != agent.merged_key:
@@ -110,7 +125,13 @@ class ParallelStrategy(FlowGraphBuildingStrategy):
         for branch in branches:
             graph.add_node(
                 branch.name,
-                builder.child_node(branch, ctx.child(branch), catch_errors=True, owner=agent),
+                builder.child_node(
+                    branch,
+                    ctx.child(branch),
+                    catch_errors=True,
+                    owner=agent,
+                    collect_messages=HELD_MESSAGES,
+                ),
             )
             graph.add_edge(branch.name, "gf_merge")
         graph.add_node(
@@ -118,5 +139,13 @@ class ParallelStrategy(FlowGraphBuildingStrategy):
             guarded(agent, "gf_merge", merge),
             destinations=(*names, hooks.after_entry),
         )
-        hooks.install(graph, names, None)
+
+        def fork(state: dict[str, Any], config: RunnableConfig) -> list[str]:
+            # a parent re-running this failed parallel re-runs only its failed branches
+            token = (config.get("configurable") or {}).get(RUN_TOKEN)
+            errors = state.get(BRANCH_ERRORS) or {}
+            retry = [n for n in names if token and (errors.get(n) or {}).get("retry") == token]
+            return retry or names
+
+        hooks.install(graph, names, None, route=fork)
         return graph
