@@ -89,13 +89,10 @@ class ParallelBranchError(AgentRunError):
         agent: str | None = None,
         errors: dict[str, str] | None = None,
         completed: dict[str, object] | None = None,
-        branch_entries: dict[str, dict[str, object]] | None = None,
     ) -> None:
         super().__init__(message, agent=agent)
         self.errors = dict(errors or {})
         self.completed = dict(completed or {})
-        self.branch_entries = dict(branch_entries or {})
-        """branch name -> the failure record graphflow keeps to re-run it (internal)."""
 
 
 class ToolError(AgentRunError):

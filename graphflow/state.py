@@ -33,7 +33,6 @@ AGENT_STATUS = "agent_status"
 """agent name -> how it last ended: completed, max_iterations, until, exit_loop, error, skipped."""
 
 EXIT_LOOP = "gf_exit_loop"
-BRANCH_ERRORS = "gf_branch_errors"
 ROUTES = "gf_routes"
 MODEL_CALLS = "gf_model_calls"
 STOP = "gf_stop"
@@ -46,7 +45,6 @@ RESERVED_KEYS = frozenset(
         LOOP_ITERATION,
         AGENT_STATUS,
         EXIT_LOOP,
-        BRANCH_ERRORS,
         ROUTES,
         MODEL_CALLS,
         STOP,
@@ -82,7 +80,6 @@ def build_state_schema(
         LOOP_ITERATION: int,
         AGENT_STATUS: Annotated[dict[str, str], merge_dicts],
         EXIT_LOOP: Annotated[bool, last_write],
-        BRANCH_ERRORS: Annotated[dict[str, Any], merge_dicts],
         ROUTES: dict[str, Any],
     }
     for key in sorted(keys):

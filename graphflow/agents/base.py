@@ -29,7 +29,6 @@ __all__ = ("Agent", "AgentInput")
 
 AgentInput = str | BaseMessage | Sequence[BaseMessage] | dict[str, Any] | Command | None
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-RUN_TOKEN = "graphflow_run"
 DEFAULT_RECURSION_LIMIT = 10_000
 
 
@@ -236,7 +235,6 @@ class Agent(BaseModel):
         configurable.setdefault(
             "thread_id", thread_id or configurable.get("thread_id") or str(uuid.uuid4())
         )
-        configurable[RUN_TOKEN] = str(uuid.uuid4())
         cfg["configurable"] = configurable
         cfg.setdefault("recursion_limit", DEFAULT_RECURSION_LIMIT)
         from graphflow.strategies.builder import strategy_for

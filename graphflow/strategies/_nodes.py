@@ -91,13 +91,8 @@ class HookChain:
         graph: StateGraph,
         entry: str | list[str],
         core_exit: str | None,
-        *,
-        route: Callable[[dict[str, Any], RunnableConfig], list[str]] | None = None,
     ) -> None:
-        """Wire START → before hooks → `entry`, and `core_exit` → after hooks → END.
-
-        `route(state, config)`, if given, picks which of the `entry` nodes to start (a subset).
-        """
+        """Wire START → before hooks → `entry`, and `core_exit` → after hooks → END."""
         entries = [entry] if isinstance(entry, str) else list(entry)
         previous = START
         for hook, name in zip(self.hooks, self.before, strict=True):
@@ -108,14 +103,10 @@ class HookChain:
             last = previous
             targets = [*entries, self.after_entry]
 
-            def skip_or_enter(state: dict[str, Any], config: RunnableConfig) -> Any:
-                if state.get(JUMP) == "end":
-                    return self.after_entry
-                return route(state, config) if route else entries
+            def skip_or_enter(state: dict[str, Any]) -> Any:
+                return self.after_entry if state.get(JUMP) == "end" else entries
 
             graph.add_conditional_edges(last, skip_or_enter, targets)
-        elif route is not None:
-            graph.add_conditional_edges(START, route, entries)
         else:
             for e in entries:
                 graph.add_edge(START, e)

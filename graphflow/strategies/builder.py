@@ -8,16 +8,16 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langgraph.errors import GraphBubbleUp
 
-from graphflow.agents.base import RUN_TOKEN, Agent
+from graphflow.agents.base import Agent
 from graphflow.exceptions import DataflowError, GraphflowConfigError, ParallelBranchError
 from graphflow.state import (
     AGENT_STATUS,
-    BRANCH_ERRORS,
     EXIT_LOOP,
     INPUT,
     LOOP_ITERATION,
     MESSAGES,
 )
+from graphflow.strategies import _siblings
 from graphflow.strategies._nodes import guarded, new_messages, node, status_changes
 from graphflow.strategies.base import BuildContext, FlowGraphBuildingStrategy
 
@@ -189,7 +189,7 @@ class FlowGraphBuilder:
         ctx: BuildContext,
         *,
         prepare: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None,
-        catch_errors: bool = False,
+        branch_of: Agent | None = None,
         owner: Agent | None = None,
         collect_messages: str | None = None,
     ) -> RunnableLambda:
@@ -199,7 +199,8 @@ class FlowGraphBuilder:
             child: the sub-agent.
             ctx: the sub-agent's build context (`parent_ctx.child(child)`).
             prepare: `(state, data) -> data` rewrites what is sent to the subgraph (a router's query).
-            catch_errors: record a failure in state instead of raising (parallel branches).
+            branch_of: the `ParallelAgent` this node is a branch of: on failure it waits for its
+                running siblings, then raises `ParallelBranchError` naming the branch.
             owner: the parent agent, whose after hooks run (reason `error`) if this node fails.
             collect_messages: write the handed-back messages to this channel as
                 `{child name: messages}` instead of appending them to `messages` (a parallel
@@ -213,17 +214,9 @@ class FlowGraphBuilder:
         config_extra = {"max_concurrency": None, **strategy.invoke_config(child)}
         consumes_exit = strategy.consumes_exit_loop
 
-        def send(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        def send(state: dict[str, Any]) -> dict[str, Any]:
             data = {k: v for k, v in state.items() if not k.startswith("gf_")}
             data[MESSAGES] = list(state.get(MESSAGES) or [])
-            if catch_errors:
-                # a failed nested parallel re-run by this run: re-run only its failed branches
-                token = (config.get("configurable") or {}).get(RUN_TOKEN)
-                entry = (state.get(BRANCH_ERRORS) or {}).get(child.name) or {}
-                if token is not None and entry.get("retry") == token and entry.get("inner"):
-                    data[BRANCH_ERRORS] = {
-                        b: {**e, "retry": token} for b, e in entry["inner"].items()
-                    }
             return prepare(state, data) if prepare else data
 
         def back(sent: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
@@ -234,8 +227,6 @@ class FlowGraphBuilder:
                 update[collect_messages] = {child.name: handed or None}
             elif handed:
                 update[MESSAGES] = handed
-            if catch_errors:
-                update[BRANCH_ERRORS] = {child.name: None}
             changes = status_changes(sent.get(AGENT_STATUS), result.get(AGENT_STATUS))
             if changes:
                 update[AGENT_STATUS] = changes
@@ -243,45 +234,63 @@ class FlowGraphBuilder:
                 update[EXIT_LOOP] = True
             return update
 
-        def failed(config: RunnableConfig, exc: BaseException) -> dict[str, Any]:
-            token = (config.get("configurable") or {}).get(RUN_TOKEN)
-            entry: dict[str, Any] = {"error": f"{type(exc).__name__}: {exc}", "run": token}
-            update: dict[str, Any] = {
-                BRANCH_ERRORS: {child.name: entry},
-                AGENT_STATUS: {child.name: "error"},
+        def branch_error(exc: Exception, siblings: dict[str, dict[str, Any]]) -> Exception:
+            assert branch_of is not None
+            completed = {
+                k: v for outputs in siblings.values() for k, v in outputs.items() if k != MESSAGES
             }
-            if collect_messages:
-                update[collect_messages] = {child.name: None}
-            if isinstance(exc, ParallelBranchError) and exc.agent == child.name:
-                # a nested parallel: keep its finished branches' outputs, and remember which of
-                # its branches failed so a resume re-runs only those
-                entry["inner"] = exc.branch_entries
-                update.update({k: v for k, v in exc.completed.items() if k in writes})
-            return update
+            completed = {k: v for k, v in completed.items() if not k.startswith("gf_")}
+            completed.pop(AGENT_STATUS, None)
+            return ParallelBranchError(
+                f"{type(branch_of).__name__} `{branch_of.name}`: branch `{child.name}` failed: "
+                f"{type(exc).__name__}: {exc} — the branches that finished are saved "
+                f"({', '.join(sorted(siblings)) or 'none'}); resume the run "
+                "(agent.resume(thread_id)) to re-run only the failed branch from its last "
+                "checkpoint",
+                agent=branch_of.name,
+                errors={child.name: f"{type(exc).__name__}: {exc}"},
+                completed=completed,
+            )
 
         def run(state: dict[str, Any], config: RunnableConfig) -> Any:
-            sent = send(state, config)
+            sent = send(state)
+            if branch_of is None:
+                result = compiled.invoke(sent, {**config, **config_extra})  # type: ignore[call-overload]
+                return back(sent, result)
+            key = _siblings.group_key(config)
+            entry = _siblings.enter(key, child.name)
             try:
                 result = compiled.invoke(sent, {**config, **config_extra})  # type: ignore[call-overload]
             except GraphBubbleUp:
+                _siblings.finish(key, entry, None)
                 raise
             except Exception as exc:
-                if catch_errors:
-                    return failed(config, exc)
-                raise
-            return back(sent, result)
+                _siblings.finish(key, entry, None)
+                raise branch_error(exc, _siblings.wait_for_siblings(key, entry)) from exc
+            update = back(sent, result)
+            _siblings.finish(key, entry, update)
+            return update
 
         async def arun(state: dict[str, Any], config: RunnableConfig) -> Any:
-            sent = send(state, config)
+            sent = send(state)
+            if branch_of is None:
+                result = await compiled.ainvoke(sent, {**config, **config_extra})  # type: ignore[call-overload]
+                return back(sent, result)
+            key = _siblings.group_key(config)
+            entry = _siblings.enter(key, child.name)
             try:
                 result = await compiled.ainvoke(sent, {**config, **config_extra})  # type: ignore[call-overload]
             except GraphBubbleUp:
+                _siblings.finish(key, entry, None)
                 raise
-            except Exception as exc:
-                if catch_errors:
-                    return failed(config, exc)
-                raise
-            return back(sent, result)
+            except BaseException as exc:
+                _siblings.finish(key, entry, None)
+                if not isinstance(exc, Exception):
+                    raise  # cancelled: LangGraph stopped this task, nothing to report
+                raise branch_error(exc, await _siblings.await_siblings(key, entry)) from exc
+            update = back(sent, result)
+            _siblings.finish(key, entry, update)
+            return update
 
         if owner is not None:
             return guarded(owner, child.name, run, arun)

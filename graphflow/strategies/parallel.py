@@ -1,9 +1,10 @@
 """Strategy for `ParallelAgent`: branches in one superstep, then `gf_merge`.
 
 Branches run as tasks of one LangGraph superstep — concurrently under `invoke` (thread pool) and
-`ainvoke` (asyncio). A failing branch is recorded instead of raised so its siblings finish and
-are checkpointed; `gf_merge` then raises `ParallelBranchError`. A later run of the thread (a
-`resume`) finds the failure recorded by an earlier run and re-runs only the failed branches.
+`ainvoke` (asyncio). A failing branch waits for its running siblings (so their results are saved
+as the step's writes), then raises `ParallelBranchError`. On `resume`, LangGraph re-runs only the
+failed task, under the same task id, so the failed branch continues from its own last checkpoint
+instead of starting over. Branch messages reach the parent in declaration order at `gf_merge`.
 """
 
 from __future__ import annotations
@@ -12,13 +13,10 @@ from typing import Annotated, Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import StateGraph
-from langgraph.types import Command
 from typing_extensions import override
 
-from graphflow.agents.base import RUN_TOKEN
-from graphflow.exceptions import ParallelBranchError
 from graphflow.instructions import render_value
-from graphflow.state import AGENT_STATUS, BRANCH_ERRORS, MESSAGES, merge_dicts
+from graphflow.state import AGENT_STATUS, MESSAGES, merge_dicts
 from graphflow.strategies._nodes import HookChain, guarded
 from graphflow.strategies.base import BuildContext, FlowGraphBuildingStrategy
 
@@ -79,32 +77,7 @@ class ParallelStrategy(FlowGraphBuildingStrategy):
         names = [b.name for b in branches]
         keys = {b.name: builder.result_key(b) for b in branches}
 
-        def merge(state: dict[str, Any], config: RunnableConfig) -> Command:
-            token = (config.get("configurable") or {}).get(RUN_TOKEN)
-            errors: dict[str, Any] = dict(state.get(BRANCH_ERRORS) or {})
-            errors = {b: e for b, e in errors.items() if b in keys}
-            fresh = {b: e for b, e in errors.items() if e.get("run") == token and token is not None}
-            stale = [b for b in names if b in errors and b not in fresh]
-            if fresh or (errors and token is None):
-                failed = fresh or errors
-                completed = {
-                    k: state.get(k) for b, k in keys.items() if k and b not in failed and k in state
-                }
-                detail = "; ".join(f"`{b}`: {e['error']}" for b, e in failed.items())
-                raise ParallelBranchError(
-                    f"ParallelAgent `{agent.name}`: {len(failed)} of {len(names)} branches "
-                    f"failed — {detail}. The other branches' outputs are saved "
-                    f"({', '.join(completed) or 'none'}); resume the run to re-run only the "
-                    "failed branches.",
-                    agent=agent.name,
-                    errors={b: e["error"] for b, e in failed.items()},
-                    completed=completed,
-                    branch_entries=failed,
-                )
-            if stale:
-                # each re-run branch clears its record when it succeeds
-                retry = {b: {**errors[b], "retry": token} for b in stale}
-                return Command(goto=stale, update={BRANCH_ERRORS: retry})
+        def merge(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
             results = {k: state.get(k) for b in branches if (k := keys[b.name])}
             update: dict[str, Any] = {AGENT_STATUS: {agent.name: "completed"}}
             # branches finish in any order: hand their messages on in declaration order
@@ -120,7 +93,7 @@ class ParallelStrategy(FlowGraphBuildingStrategy):
                 update[agent.output_key] = (
                     update.get(agent.merged_key) if agent.merged_key else None
                 )
-            return Command(goto=hooks.after_entry, update=update)
+            return update
 
         for branch in branches:
             graph.add_node(
@@ -128,24 +101,13 @@ class ParallelStrategy(FlowGraphBuildingStrategy):
                 builder.child_node(
                     branch,
                     ctx.child(branch),
-                    catch_errors=True,
+                    branch_of=agent,
                     owner=agent,
                     collect_messages=HELD_MESSAGES,
                 ),
             )
-            graph.add_edge(branch.name, "gf_merge")
-        graph.add_node(
-            "gf_merge",
-            guarded(agent, "gf_merge", merge),
-            destinations=(*names, hooks.after_entry),
-        )
-
-        def fork(state: dict[str, Any], config: RunnableConfig) -> list[str]:
-            # a parent re-running this failed parallel re-runs only its failed branches
-            token = (config.get("configurable") or {}).get(RUN_TOKEN)
-            errors = state.get(BRANCH_ERRORS) or {}
-            retry = [n for n in names if token and (errors.get(n) or {}).get("retry") == token]
-            return retry or names
-
-        hooks.install(graph, names, None, route=fork)
+        graph.add_node("gf_merge", guarded(agent, "gf_merge", merge))
+        # a join edge: gf_merge runs once every branch of this invocation has finished
+        graph.add_edge(names, "gf_merge")
+        hooks.install(graph, names, "gf_merge")
         return graph

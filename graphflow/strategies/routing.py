@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
@@ -14,10 +14,11 @@ from typing_extensions import override
 from graphflow.exceptions import RoutingError
 from graphflow.instructions import render_template
 from graphflow.messages import instruction_message
-from graphflow.state import AGENT_STATUS, INPUT, MESSAGES, ROUTES
-from graphflow.strategies._nodes import HookChain, guarded, node
+from graphflow.state import AGENT_STATUS, INPUT, MESSAGES, ROUTES, merge_dicts
+from graphflow.strategies._nodes import HookChain, guarded
 from graphflow.strategies.base import BuildContext, FlowGraphBuildingStrategy
 from graphflow.strategies.builder import query_message
+from graphflow.strategies.parallel import HELD_MESSAGES
 
 __all__ = ("RoutingStrategy",)
 
@@ -79,7 +80,10 @@ class RoutingStrategy(FlowGraphBuildingStrategy):
 
     @override
     def build_graph(self, agent: Any, ctx: BuildContext) -> StateGraph:
-        graph: StateGraph = StateGraph(ctx.schema())
+        # chosen routes run concurrently when multi: hand their messages on in declaration order
+        graph: StateGraph = StateGraph(
+            ctx.schema({HELD_MESSAGES: Annotated[dict[str, Any], merge_dicts]})
+        )
         hooks = HookChain(agent)
         builder = ctx.builder
         routes = list(agent.sub_agents)
@@ -162,6 +166,12 @@ class RoutingStrategy(FlowGraphBuildingStrategy):
         def done(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
             chosen = list((state.get(ROUTES) or {}).keys())
             update: dict[str, Any] = {AGENT_STATUS: {agent.name: "completed"}}
+            held = state.get(HELD_MESSAGES) or {}
+            ordered = [m for n in names for m in held.get(n) or []]
+            if ordered:
+                update[MESSAGES] = ordered
+            if held:
+                update[HELD_MESSAGES] = dict.fromkeys(held)
             if agent.output_key:
                 if agent.multi:
                     update[agent.output_key] = {
@@ -187,9 +197,17 @@ class RoutingStrategy(FlowGraphBuildingStrategy):
         )
         for r in routes:
             graph.add_node(
-                r.name, builder.child_node(r, ctx.child(r), prepare=with_query(r.name), owner=agent)
+                r.name,
+                builder.child_node(
+                    r,
+                    ctx.child(r),
+                    prepare=with_query(r.name),
+                    owner=agent,
+                    branch_of=agent if agent.multi else None,
+                    collect_messages=HELD_MESSAGES,
+                ),
             )
             graph.add_edge(r.name, "gf_done")
-        graph.add_node("gf_done", node("gf_done", done))
+        graph.add_node("gf_done", guarded(agent, "gf_done", done))
         hooks.install(graph, "gf_route", "gf_done")
         return graph
