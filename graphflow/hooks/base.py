@@ -11,6 +11,10 @@ Every method has an async twin (`abefore_agent`, ...). Override either: the asyn
 the sync method, and a hook that defines only the async method still works under sync `invoke`.
 Several hooks — several instances of one class included — run in list order; after-hooks run in
 reverse order, and wrappers nest with the first hook outermost.
+
+A hook may pause the run with LangGraph's `interrupt(...)`. As with any LangGraph node, resuming
+re-runs the hook from its start and `interrupt` then returns the answer, so code *before* the
+`interrupt` call runs again and should be idempotent; a completed hook never runs again.
 """
 
 from __future__ import annotations
@@ -124,6 +128,11 @@ AsyncToolHandler = Callable[[ToolCallRequest], Awaitable[ToolMessage]]
 
 class Hook:
     """Common base of all hooks. `name` appears in node names and drawings."""
+
+    writes: tuple[str, ...] = ()
+    """State keys this hook's updates may write besides the agent's own. They become channels of
+    the tree's state, are handed back to the parent like the agent's outputs, and count as
+    available to later instructions (a `before_agent` hook's keys also to its own agent's)."""
 
     @property
     def name(self) -> str:

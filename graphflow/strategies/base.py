@@ -120,6 +120,8 @@ def final_answer(agent_name: str, new_messages: list[BaseMessage]) -> list[BaseM
     """The agent's last AI message, tagged with its name and stripped of tool calls."""
     for message in reversed(new_messages):
         if isinstance(message, AIMessage):
+            if message.tool_calls and not message.text.strip():
+                return []  # its last turn only called tools (e.g. exit_loop): nothing to say
             final = _without_tool_calls(message)
             final.name = agent_name
             return [final]

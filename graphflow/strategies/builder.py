@@ -16,6 +16,7 @@ from graphflow.state import (
     INPUT,
     LOOP_ITERATION,
     MESSAGES,
+    RESERVED_KEYS,
 )
 from graphflow.strategies import _siblings
 from graphflow.strategies._nodes import guarded, new_messages, node, status_changes
@@ -86,7 +87,7 @@ class FlowGraphBuilder:
     def writes(self, agent: Agent) -> set[str]:
         """Keys `agent` and its sub-agents write."""
         strategy = strategy_for(agent)
-        out = set(strategy.own_writes(agent))
+        out = set(strategy.own_writes(agent)) | _hook_writes(agent)
         for child in strategy.children(agent):
             out |= self.writes(child)
         return out
@@ -110,6 +111,13 @@ class FlowGraphBuilder:
                     "{'name': ...})"
                 )
             seen[agent.name] = agent
+        for agent in root.walk():
+            for key in sorted(_hook_writes(agent)):
+                if not key.isidentifier() or key in RESERVED_KEYS or key.startswith("gf_"):
+                    raise DataflowError(
+                        f"Agent `{agent.name}`: a hook declares writes={key!r}, which is not a "
+                        "usable state key (an identifier, not reserved, not starting with gf_)"
+                    )
         keys = self.writes(root) | set(root.input_keys)
         for agent in root.walk():
             keys |= set(agent.input_keys)
@@ -137,8 +145,8 @@ class FlowGraphBuilder:
 
     def check(self, agent: Agent, available: frozenset[str], ctx: BuildContext) -> frozenset[str]:
         """Check `agent` (and its sub-agents) given the keys available before it runs."""
-        available = available | set(agent.input_keys)
-        return strategy_for(agent).check_dataflow(agent, available, ctx)
+        available = available | set(agent.input_keys) | _hook_writes(agent)
+        return strategy_for(agent).check_dataflow(agent, available, ctx) | _hook_writes(agent)
 
     def check_distinct_writes(self, agents: list[Agent], what: str) -> None:
         """Raise `DataflowError` if two of `agents` (which may run concurrently) write one key."""
@@ -295,6 +303,10 @@ class FlowGraphBuilder:
         if owner is not None:
             return guarded(owner, child.name, run, arun)
         return node(child.name, run, arun)
+
+
+def _hook_writes(agent: Agent) -> set[str]:
+    return {key for hook in agent.hooks for key in getattr(hook, "writes", ())}
 
 
 def query_message(text: str) -> HumanMessage:

@@ -341,7 +341,9 @@ class _ReactRuntime:
             )
             update[MESSAGES] = [final]
         update[AGENT_STATUS] = {agent.name: status}
-        if agent.output_key:
+        exited_silently = bool(state.get(EXIT_LOOP)) and (final is None or not final.text.strip())
+        if agent.output_key and not exited_silently:
+            # (an agent that only called exit_loop keeps its previous pass's output)
             value: Any = final.text if final is not None else None
             if agent.output_schema is not None:
                 value = None
