@@ -6,6 +6,7 @@ Hierarchy::
     ├── GraphflowConfigError            the agent tree is misconfigured (raised at build/compile time)
     │   ├── InstructionTemplateError    an instruction template is malformed
     │   └── DataflowError               a placeholder nobody writes, a duplicate name or key
+    ├── CheckpointTypeError             a checkpoint holds a type outside the load allowlist
     └── AgentRunError                   something failed while a run was executing
         ├── OutputValidationError       a reply did not validate against `output_schema`
         ├── RoutingError                a router could not choose a valid route
@@ -25,6 +26,7 @@ from __future__ import annotations
 __all__ = (
     "AgentRunError",
     "CallLimitExceeded",
+    "CheckpointTypeError",
     "DataflowError",
     "GraphflowConfigError",
     "GraphflowError",
@@ -123,3 +125,17 @@ class ModelCallLimitExceeded(CallLimitExceeded):
 
 class ToolCallLimitExceeded(CallLimitExceeded):
     """`ToolCallLimit(exit="error")`: the model asked for more tool calls than the limit allows."""
+
+
+class CheckpointTypeError(GraphflowError, TypeError):
+    """A checkpoint holds a type that is not on the deserialization allowlist."""
+
+    def __init__(self, module: str, name: str) -> None:
+        self.module = module
+        self.name = name
+        super().__init__(
+            f"checkpoint contains {module}.{name}, which is not on graphflow's deserialization "
+            "allowlist (loading a checkpoint never imports or calls arbitrary code). If the type "
+            f"is yours and safe to construct, allow it: graphflow.checkpoint.allow_types("
+            f"{name}) before compiling, or use it as an agent's output_schema"
+        )

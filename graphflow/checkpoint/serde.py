@@ -32,7 +32,7 @@ from langgraph.checkpoint.serde.jsonplus import (
 )
 from pydantic import BaseModel
 
-from graphflow.exceptions import GraphflowError
+from graphflow.exceptions import CheckpointTypeError
 
 __all__ = (
     "CheckpointTypeError",
@@ -56,20 +56,6 @@ _CONSTRUCTORS = frozenset(
 )
 _registry: set[TypeKey] = set()
 _registry_lock = threading.Lock()
-
-
-class CheckpointTypeError(GraphflowError, TypeError):
-    """A checkpoint holds a type that is not on the deserialization allowlist."""
-
-    def __init__(self, module: str, name: str) -> None:
-        self.module = module
-        self.name = name
-        super().__init__(
-            f"checkpoint contains {module}.{name}, which is not on graphflow's deserialization "
-            "allowlist (loading a checkpoint never imports or calls arbitrary code). If the type "
-            f"is yours and safe to construct, allow it: graphflow.checkpoint.allow_types("
-            f"{name}) before compiling, or use it as an agent's output_schema"
-        )
 
 
 def _key(item: type | tuple[str, ...]) -> TypeKey:
