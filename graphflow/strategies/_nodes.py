@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -13,7 +12,7 @@ from langgraph.errors import GraphBubbleUp
 
 from graphflow.hooks._runner import call_async, call_sync
 from graphflow.hooks.base import AgentContext, AgentHook, HookResult
-from graphflow.state import AGENT_STATUS, EXIT_LOOP, JUMP, MESSAGES
+from graphflow.state import AGENT_STATUS, JUMP
 
 if TYPE_CHECKING:
     from langgraph.graph import StateGraph
@@ -224,17 +223,3 @@ def new_messages(sent: list[BaseMessage], result: list[BaseMessage]) -> list[Bas
 def status_changes(sent: dict[str, str] | None, result: dict[str, str] | None) -> dict[str, str]:
     sent = sent or {}
     return {k: v for k, v in (result or {}).items() if sent.get(k) != v}
-
-
-async def maybe_await(value: Any) -> Any:
-    return await value if inspect.isawaitable(value) else value
-
-
-def exit_requested(state: dict[str, Any]) -> bool:
-    return bool(state.get(EXIT_LOOP))
-
-
-def copy_state(state: dict[str, Any]) -> dict[str, Any]:
-    data = dict(state)
-    data[MESSAGES] = list(state.get(MESSAGES) or [])
-    return data
