@@ -84,14 +84,15 @@ def test_async_run_on_postgres(pg_url):
     from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
     from graphflow import FunctionAgent, SequentialAgent
-    from graphflow.checkpoint import aresolve_checkpointer
+    from graphflow.checkpoint import open_async_checkpointer
 
     agent = SequentialAgent(
         name="pg_async", sub_agents=[FunctionAgent(name="fx", fn=lambda s: "X", output_key="x")]
     )
 
     async def main():
-        assert isinstance(await aresolve_checkpointer(pg_url), AsyncPostgresSaver)
+        async with open_async_checkpointer(pg_url) as saver:
+            assert isinstance(saver, AsyncPostgresSaver)
         return await agent.ainvoke(
             "go", thread_id=f"pga-{uuid.uuid4().hex[:8]}", checkpointer=pg_url
         )

@@ -155,19 +155,18 @@ def test_killed_run_lists_as_running_and_history_has_namespaces(tmp_path):
     assert {h.namespace.split(":")[0] for h in everything} >= {"", "researcher"}
 
 
-def test_async_run_uses_async_savers_cached_per_loop(tmp_path):
+def test_async_run_uses_async_savers(tmp_path):
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-    from graphflow.checkpoint import aresolve_checkpointer
+    from graphflow.checkpoint import open_async_checkpointer
 
     url = f"sqlite:///{tmp_path / 'async.db'}"
     calls: list[str] = []
     agent = _build(calls)
 
     async def main():
-        saver = await aresolve_checkpointer(url)
-        assert isinstance(saver, AsyncSqliteSaver)
-        assert await aresolve_checkpointer(url) is saver
+        async with open_async_checkpointer(url) as saver:
+            assert isinstance(saver, AsyncSqliteSaver)
         await agent.ainvoke("Pura X", thread_id="a1", checkpointer=url)
         first = list(calls)
         calls.clear()
@@ -185,14 +184,8 @@ def test_async_run_uses_async_savers_cached_per_loop(tmp_path):
     assert calls == ["approve", "publish", "after:pipeline"]
     # the sync API sees the same store
     assert agent.runs(checkpointer=url)[0].status == "done"
-    # a second event loop gets its own saver
-    assert asyncio.run(_resolve(url)) is not None
-
-
-async def _resolve(url):
-    from graphflow.checkpoint import aresolve_checkpointer
-
-    return await aresolve_checkpointer(url)
+    # a second event loop opens its own saver and reads the same thread
+    assert asyncio.run(agent.ainvoke(None, thread_id="a1", checkpointer=url))["result"]
 
 
 def test_sync_saver_instance_in_async_is_rejected_by_langgraph_but_url_works(tmp_path):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_core.messages import BaseMessage, HumanMessage
@@ -216,14 +217,18 @@ class Agent(BaseModel):
     def _graph_for(self, checkpointer: Any) -> CompiledStateGraph:
         return self.compile(checkpointer)
 
-    async def _agraph_for(self, checkpointer: Any) -> CompiledStateGraph:
-        # SQLite/PostgreSQL URLs get an async saver made in (and cached for) the running loop
-        from graphflow.checkpoint import aresolve_checkpointer, needs_async_saver, schema_types
+    @asynccontextmanager
+    async def _agraph(self, checkpointer: Any) -> AsyncIterator[CompiledStateGraph]:
+        # SQLite/PostgreSQL URLs: an async saver opened for this call in the running loop and
+        # closed after it, on the graph compiled once without a saver
+        from graphflow.checkpoint import needs_async_saver, open_async_checkpointer, schema_types
 
         if not needs_async_saver(checkpointer):
-            return self.compile(checkpointer)
-        saver = await aresolve_checkpointer(checkpointer, allowed_types=schema_types(self.walk()))
-        return self.compile(saver)
+            yield self.compile(checkpointer)
+            return
+        types = schema_types(self.walk())
+        async with open_async_checkpointer(checkpointer, allowed_types=types) as saver:
+            yield self.compile(False).copy(update={"checkpointer": saver})
 
     # -- running ---------------------------------------------------------------------------------
 
@@ -272,9 +277,9 @@ class Agent(BaseModel):
         durability: Literal["sync", "async", "exit"] = "sync",
     ) -> dict[str, Any]:
         """Async `invoke`."""
-        graph = await self._agraph_for(checkpointer)
         data, cfg = self._prepare(input, thread_id, config)
-        result = await graph.ainvoke(data, cfg, durability=_durability(graph, durability))
+        async with self._agraph(checkpointer) as graph:
+            result = await graph.ainvoke(data, cfg, durability=_durability(graph, durability))
         return _public(result)
 
     def stream(
@@ -311,16 +316,16 @@ class Agent(BaseModel):
         durability: Literal["sync", "async", "exit"] = "sync",
     ) -> AsyncIterator[Any]:
         """Async `stream`."""
-        graph = await self._agraph_for(checkpointer)
         data, cfg = self._prepare(input, thread_id, config)
-        async for event in graph.astream(
-            data,
-            cfg,
-            stream_mode=stream_mode,
-            subgraphs=subgraphs,
-            durability=_durability(graph, durability),
-        ):
-            yield event
+        async with self._agraph(checkpointer) as graph:
+            async for event in graph.astream(
+                data,
+                cfg,
+                stream_mode=stream_mode,
+                subgraphs=subgraphs,
+                durability=_durability(graph, durability),
+            ):
+                yield event
 
     def resume(
         self,
@@ -335,6 +340,11 @@ class Agent(BaseModel):
         `value` answers a pending interrupt (a dict of interrupt id -> value answers several).
         """
         command: Command | None = None if value is None else Command(resume=value)
+        if value is not None:
+            from graphflow.hooks.builtins.approval import check_resume_value
+
+            snapshot = self.get_state(thread_id, checkpointer=checkpointer)
+            check_resume_value(snapshot.interrupts, value)
         return self.invoke(command, thread_id=thread_id, checkpointer=checkpointer, config=config)
 
     async def aresume(
@@ -347,6 +357,14 @@ class Agent(BaseModel):
     ) -> dict[str, Any]:
         """Async `resume`."""
         command: Command | None = None if value is None else Command(resume=value)
+        if value is not None:
+            from graphflow.hooks.builtins.approval import check_resume_value
+
+            async with self._agraph(checkpointer) as graph:
+                snapshot = await graph.aget_state(
+                    {"configurable": {"thread_id": thread_id}}, subgraphs=True
+                )
+            check_resume_value(snapshot.interrupts, value)
         return await self.ainvoke(
             command, thread_id=thread_id, checkpointer=checkpointer, config=config
         )  # type: ignore[arg-type]

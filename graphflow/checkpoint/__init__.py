@@ -10,8 +10,8 @@ from graphflow.checkpoint.serde import (
     schema_types,
 )
 from graphflow.checkpoint.urls import (
-    aresolve_checkpointer,
     needs_async_saver,
+    open_async_checkpointer,
     resolve_checkpointer,
 )
 
@@ -21,9 +21,9 @@ __all__ = (
     "GraphflowSerializer",
     "RunInfo",
     "allow_types",
-    "aresolve_checkpointer",
     "list_runs",
     "needs_async_saver",
+    "open_async_checkpointer",
     "resolve_checkpointer",
     "run_history",
     "run_info",

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
-import weakref
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -15,16 +14,11 @@ from langgraph.checkpoint.memory import InMemorySaver
 from graphflow.checkpoint.serde import safe_serializer
 from graphflow.exceptions import GraphflowConfigError
 
-__all__ = ("aresolve_checkpointer", "needs_async_saver", "resolve_checkpointer")
+__all__ = ("needs_async_saver", "open_async_checkpointer", "resolve_checkpointer")
 
 _POSTGRES = ("postgresql://", "postgres://")
 _SQLITE = "sqlite:///"
 _MEMORY = ("memory:", "memory://")
-
-# event loop -> {(url, allowlist): async saver}; async connections belong to one loop
-_ASYNC: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[Any, Any]] = (
-    weakref.WeakKeyDictionary()
-)
 
 
 def _sqlite_path(spec: str) -> str:
@@ -101,38 +95,35 @@ def needs_async_saver(spec: Any) -> bool:
     return isinstance(spec, str) and spec.startswith((_SQLITE, *_POSTGRES))
 
 
-async def aresolve_checkpointer(spec: str, *, allowed_types: Iterable[type] = ()) -> Any:
-    """The async saver (`AsyncSqliteSaver`, `AsyncPostgresSaver`) for a URL.
+@asynccontextmanager
+async def open_async_checkpointer(
+    spec: str, *, allowed_types: Iterable[type] = ()
+) -> AsyncIterator[Any]:
+    """Open the async saver (`AsyncSqliteSaver`, `AsyncPostgresSaver`) for a URL, and close it.
 
-    It is created inside the running event loop and cached per loop (its connections belong to
-    that loop); other specs resolve as in `resolve_checkpointer`.
+    Async connections belong to the event loop that made them, so graphflow opens one per
+    `ainvoke`/`astream` call and closes it when the call ends (nothing outlives the loop). Pass
+    your own saver instance to keep a connection or pool across calls.
     """
-    if not needs_async_saver(spec):
-        return resolve_checkpointer(spec, allowed_types=allowed_types)
-    types = tuple(allowed_types)
-    loop = asyncio.get_running_loop()
-    cache = _ASYNC.setdefault(loop, {})
-    key = (spec, tuple(sorted(f"{t.__module__}.{t.__qualname__}" for t in types)))
-    if key not in cache:
-        cache[key] = await _build_async(spec, types)
-    return cache[key]
+    saver, close = await _build_async(spec, tuple(allowed_types))
+    try:
+        yield saver
+    finally:
+        await close()
 
 
-async def _build_async(spec: str, types: tuple[type, ...]) -> Any:
+async def _build_async(
+    spec: str, types: tuple[type, ...]
+) -> tuple[Any, Callable[[], Awaitable[None]]]:
     serde = safe_serializer(types)
     if spec.startswith(_SQLITE):
         import aiosqlite
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-        pending = aiosqlite.connect(_sqlite_path(spec))
-        thread = getattr(pending, "_thread", None)
-        if thread is not None:
-            # a cached connection must not keep the interpreter alive at exit
-            thread.daemon = True
-        conn = await pending
+        conn = await aiosqlite.connect(_sqlite_path(spec))
         saver = AsyncSqliteSaver(conn, serde=serde)
         await saver.setup()
-        return saver
+        return saver, conn.close
     try:
         from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
         from psycopg.rows import dict_row
@@ -141,10 +132,11 @@ async def _build_async(spec: str, types: tuple[type, ...]) -> Any:
         raise _postgres_missing(exc) from exc
     pool = AsyncConnectionPool(
         spec,
+        min_size=1,
         kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
         open=False,
     )
     await pool.open()
     psaver = AsyncPostgresSaver(pool, serde=serde)  # type: ignore[arg-type]
     await psaver.setup()
-    return psaver
+    return psaver, pool.close

@@ -32,6 +32,7 @@ from graphflow.agents.react import ReactAgent
 from graphflow.exceptions import DataflowError, OutputValidationError
 from graphflow.hooks._runner import call_async, call_sync
 from graphflow.hooks.base import HookResult, ModelHook, ModelRequest, ToolCallRequest, ToolHook
+from graphflow.hooks.builtins.limits import LIMIT_MARK
 from graphflow.instructions import render_template
 from graphflow.messages import instruction_message
 from graphflow.state import AGENT_STATUS, EXIT_LOOP, MESSAGES, MODEL_CALLS, STOP
@@ -150,7 +151,7 @@ class _ReactRuntime:
             response = response.model_copy(update={"name": self.agent.name})
         out: list[BaseMessage] = [response]
         schema = self.agent.output_schema
-        if schema is not None and not response.tool_calls:
+        if schema is not None and not response.tool_calls and not _is_limit(response):
             try:
                 _validate(schema, response)
             except (ValidationError, ValueError) as exc:
@@ -347,7 +348,12 @@ class _ReactRuntime:
             value: Any = final.text if final is not None else None
             if agent.output_schema is not None:
                 value = None
-                if status == "completed" and final is not None and not state.get(EXIT_LOOP):
+                if (
+                    status == "completed"
+                    and final is not None
+                    and not state.get(EXIT_LOOP)
+                    and not _is_limit(final)
+                ):
                     value = _validate(agent.output_schema, final)
             update[agent.output_key] = value
         return update
@@ -362,6 +368,11 @@ def _merge_updates(first: dict[str, Any], second: dict[str, Any]) -> dict[str, A
     if MESSAGES in first and MESSAGES in second:
         merged[MESSAGES] = [*first[MESSAGES], *second[MESSAGES]]
     return merged
+
+
+def _is_limit(message: AIMessage) -> bool:
+    """A call limit's stop message: a final answer, but not one to validate against a schema."""
+    return LIMIT_MARK in message.additional_kwargs
 
 
 def _bound(request: ModelRequest) -> Any:

@@ -82,6 +82,31 @@ class HumanApproval(ToolHook):
         }
 
 
+def check_resume_value(interrupts: Sequence[Any], value: Any) -> None:
+    """Raise the `ValueError` `HumanApproval` would raise for `value`, before it is sent.
+
+    LangGraph saves a resume value in the thread before the hook reads it; a value the hook
+    refuses would stay there and fail every later resume of the thread, a correct one included.
+    `interrupts` are the thread's pending `Interrupt`s.
+    """
+    approvals = {
+        i.id
+        for i in interrupts
+        if isinstance(i.value, Mapping) and i.value.get("type") == APPROVAL_REQUEST
+    }
+    if not approvals:
+        return
+    ids = {i.id for i in interrupts}
+    if isinstance(value, Mapping) and value and all(k in ids for k in value):
+        answers = [v for k, v in value.items() if k in approvals]
+    elif approvals == ids:
+        answers = [value]
+    else:
+        return
+    for answer in answers:
+        _parse(answer)
+
+
 def _parse(value: Any) -> tuple[str, Any]:
     """Normalize a resume value into (decision, args-or-reason)."""
     if value is True or value == "approve":
