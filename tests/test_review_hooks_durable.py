@@ -629,3 +629,14 @@ def test_ainvoke_per_asyncio_run_does_not_leak_savers(tmp_path):
     assert len(agent._compiled) <= 1
     assert threading.active_count() <= threads
     assert len(agent.runs(checkpointer=url)) == 6
+
+
+def test_sqlite_url_expands_home_and_rejects_query_strings(tmp_path, monkeypatch):
+    from graphflow import GraphflowConfigError
+    from graphflow.checkpoint import resolve_checkpointer
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    resolve_checkpointer("sqlite:///~/nested/runs.db")
+    assert (tmp_path / "nested" / "runs.db").exists()
+    with pytest.raises(GraphflowConfigError, match="query parameters"):
+        resolve_checkpointer("sqlite:///runs.db?mode=ro")

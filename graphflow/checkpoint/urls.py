@@ -23,6 +23,12 @@ _MEMORY = ("memory:", "memory://")
 
 def _sqlite_path(spec: str) -> str:
     path = spec[len(_SQLITE) :]
+    if "?" in path:
+        raise GraphflowConfigError(
+            f"checkpointer URL {spec!r}: query parameters are not supported; use "
+            "sqlite:///path/to/runs.db"
+        )
+    path = str(Path(path).expanduser()) if path.startswith("~") else path
     if path != ":memory:":
         Path(path).parent.mkdir(parents=True, exist_ok=True)
     return path
