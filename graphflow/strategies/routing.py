@@ -15,12 +15,15 @@ from graphflow.exceptions import RoutingError
 from graphflow.instructions import render_template
 from graphflow.messages import instruction_message
 from graphflow.state import AGENT_STATUS, INPUT, MESSAGES, ROUTES, merge_dicts
-from graphflow.strategies._nodes import HookChain, guarded
+from graphflow.strategies._nodes import HookChain, guarded, node
 from graphflow.strategies.base import BuildContext, FlowGraphBuildingStrategy
 from graphflow.strategies.builder import query_message
 from graphflow.strategies.parallel import HELD_MESSAGES
 
 __all__ = ("RoutingStrategy",)
+
+ROUTE_ERRORS = "gf_route_errors"
+"""Private channel: why the previous attempts of this routing were invalid (fed back)."""
 
 
 def _choice_schema(agent: Any) -> type[BaseModel]:
@@ -39,6 +42,16 @@ def _choice_schema(agent: Any) -> type[BaseModel]:
             routes=(list[route], Field(min_length=1, description="The agents to run.")),  # type: ignore[valid-type]
         )
     return route
+
+
+def _describe(exc: Exception) -> str:
+    """A short account of an invalid choice, specific enough for the model to correct it."""
+    if isinstance(exc, ValidationError):
+        return "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'choice'}: {e['msg']} (got {e.get('input')!r})"
+            for e in exc.errors()
+        )[:500]
+    return str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
 
 
 def _prompt(agent: Any) -> str:
@@ -82,7 +95,9 @@ class RoutingStrategy(FlowGraphBuildingStrategy):
     def build_graph(self, agent: Any, ctx: BuildContext) -> StateGraph:
         # chosen routes run concurrently when multi: hand their messages on in declaration order
         graph: StateGraph = StateGraph(
-            ctx.schema({HELD_MESSAGES: Annotated[dict[str, Any], merge_dicts]})
+            ctx.schema(
+                {HELD_MESSAGES: Annotated[dict[str, Any], merge_dicts], ROUTE_ERRORS: list[str]}
+            )
         )
         hooks = HookChain(agent)
         builder = ctx.builder
@@ -106,8 +121,11 @@ class RoutingStrategy(FlowGraphBuildingStrategy):
 
         def parse(out: dict[str, Any]) -> Any:
             """The validated choice from `with_structured_output(..., include_raw=True)`."""
-            if out.get("parsing_error") or out.get("parsed") is None:
-                raise ValueError(str(out.get("parsing_error") or "no choice"))
+            error = out.get("parsing_error")
+            if isinstance(error, ValueError):  # ValidationError and OutputParserException too
+                raise error
+            if error is not None or out.get("parsed") is None:
+                raise ValueError(str(error or "the reply held no choice"))
             parsed = out["parsed"]
             return schema.model_validate(parsed) if isinstance(parsed, dict) else parsed
 
@@ -118,7 +136,7 @@ class RoutingStrategy(FlowGraphBuildingStrategy):
                 out[c.agent] = c.query
             return out
 
-        def feedback(error: Exception) -> HumanMessage:
+        def feedback(error: str) -> HumanMessage:
             return HumanMessage(
                 content=(
                     f"That choice was invalid: {error}. Valid agents: {', '.join(names)}. "
@@ -127,9 +145,12 @@ class RoutingStrategy(FlowGraphBuildingStrategy):
             )
 
         def finish(choice: dict[str, str | None]) -> Command:
-            return Command(goto=list(choice), update={ROUTES: choice})
+            return Command(goto=list(choice), update={ROUTES: choice, ROUTE_ERRORS: []})
 
-        def fail(errors: list[str]) -> Command:
+        def retry_or_fail(errors: list[str]) -> Command:
+            if len(errors) <= agent.max_retries:
+                # each attempt is its own step: a resumed run never repeats a finished one
+                return Command(goto="gf_route", update={ROUTE_ERRORS: errors})
             if agent.fallback:
                 return finish({agent.fallback: None})
             raise RoutingError(
@@ -139,29 +160,31 @@ class RoutingStrategy(FlowGraphBuildingStrategy):
                 agent=agent.name,
             )
 
+        def attempt_messages(state: dict[str, Any]) -> list[BaseMessage]:
+            errors = state.get(ROUTE_ERRORS) or []
+            return [*messages_for(state), *(feedback(e) for e in errors)]
+
+        def failed(state: dict[str, Any], exc: Exception) -> Command:
+            return retry_or_fail([*(state.get(ROUTE_ERRORS) or []), _describe(exc)])
+
+        structured = model.with_structured_output(schema, include_raw=True)
+
         def route(state: dict[str, Any], config: RunnableConfig) -> Command:
-            msgs = messages_for(state)
-            structured = model.with_structured_output(schema, include_raw=True)
-            errors: list[str] = []
-            for _ in range(agent.max_retries + 1):
-                try:
-                    return finish(decide(parse(structured.invoke(msgs, config))))
-                except (ValidationError, ValueError) as exc:
-                    errors.append(str(exc).splitlines()[0][:200])
-                    msgs = [*msgs, feedback(exc)]
-            return fail(errors)
+            try:
+                out = structured.invoke(attempt_messages(state), config)
+                return finish(decide(parse(out)))
+            except (ValidationError, ValueError) as exc:
+                return failed(state, exc)
 
         async def aroute(state: dict[str, Any], config: RunnableConfig) -> Command:
-            msgs = messages_for(state)
-            structured = model.with_structured_output(schema, include_raw=True)
-            errors: list[str] = []
-            for _ in range(agent.max_retries + 1):
-                try:
-                    return finish(decide(parse(await structured.ainvoke(msgs, config))))
-                except (ValidationError, ValueError) as exc:
-                    errors.append(str(exc).splitlines()[0][:200])
-                    msgs = [*msgs, feedback(exc)]
-            return fail(errors)
+            try:
+                out = await structured.ainvoke(attempt_messages(state), config)
+                return finish(decide(parse(out)))
+            except (ValidationError, ValueError) as exc:
+                return failed(state, exc)
+
+        def start(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+            return {ROUTE_ERRORS: [], ROUTES: {}}
 
         def done(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
             chosen = list((state.get(ROUTES) or {}).keys())
@@ -192,8 +215,12 @@ class RoutingStrategy(FlowGraphBuildingStrategy):
 
             return prepare
 
+        graph.add_node("gf_route_start", node("gf_route_start", start))
+        graph.add_edge("gf_route_start", "gf_route")
         graph.add_node(
-            "gf_route", guarded(agent, "gf_route", route, aroute), destinations=tuple(names)
+            "gf_route",
+            guarded(agent, "gf_route", route, aroute),
+            destinations=(*names, "gf_route"),
         )
         for r in routes:
             graph.add_node(
@@ -209,5 +236,5 @@ class RoutingStrategy(FlowGraphBuildingStrategy):
             )
             graph.add_edge(r.name, "gf_done")
         graph.add_node("gf_done", guarded(agent, "gf_done", done))
-        hooks.install(graph, "gf_route", "gf_done")
+        hooks.install(graph, "gf_route_start", "gf_done")
         return graph
