@@ -74,15 +74,17 @@ class ReactStrategy(FlowGraphBuildingStrategy):
     def build_graph(self, agent: Any, ctx: BuildContext) -> StateGraph:
         assert isinstance(agent, ReactAgent)
         graph: StateGraph = StateGraph(ctx.schema({MODEL_CALLS: int, STOP: str | None}))
-        runtime = _ReactRuntime(agent)
         hooks = HookChain(agent)
+        runtime = _ReactRuntime(agent, done=hooks.after_entry)
         graph.add_node("prepare", guarded(agent, "prepare", runtime.prepare))
         graph.add_node("model", guarded(agent, "model", runtime.model, runtime.amodel))
         graph.add_node("tools", guarded(agent, "tools", runtime.run_tools, runtime.arun_tools))
         graph.add_node("finish", guarded(agent, "finish", runtime.finish))
         hooks.install(graph, "prepare", "finish")
         graph.add_edge("prepare", "model")
-        graph.add_conditional_edges("model", runtime.after_model, ["tools", "model", "finish"])
+        graph.add_conditional_edges(
+            "model", runtime.after_model, ["tools", "model", "finish", hooks.after_entry]
+        )
         graph.add_conditional_edges("tools", runtime.after_tools, ["model", "finish"])
         return graph
 
@@ -90,8 +92,10 @@ class ReactStrategy(FlowGraphBuildingStrategy):
 class _ReactRuntime:
     """The node functions of one ReAct agent."""
 
-    def __init__(self, agent: ReactAgent) -> None:
+    def __init__(self, agent: ReactAgent, *, done: str) -> None:
         self.agent = agent
+        self.done = done
+        """Where a final answer goes: the first after-hook node, or END."""
         self.model_hooks = [h for h in agent.hooks if isinstance(h, ModelHook)]
         self.tool_hooks = [h for h in agent.hooks if isinstance(h, ToolHook)]
         self.tool_list: list[BaseTool] = agent.tool_objects()
@@ -184,7 +188,7 @@ class _ReactRuntime:
                 pending = _merge_updates(pending, result.update)
                 continue
             if isinstance(result, AIMessage | HookResult):
-                return _merge_updates(pending, self._finish_model(state, result))
+                return _merge_updates(pending, self._short_circuit(state, result, config))
             if isinstance(result, ModelRequest):
                 request = result
 
@@ -199,7 +203,7 @@ class _ReactRuntime:
             replaced = call_sync(hook, "after_model", "aafter_model", request, response)
             if replaced is not None:
                 response = replaced
-        return _merge_updates(pending, self._finish_model(state, response))
+        return _merge_updates(pending, self._complete(state, response, config))
 
     async def amodel(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         request = self._request(state)
@@ -210,7 +214,7 @@ class _ReactRuntime:
                 pending = _merge_updates(pending, result.update)
                 continue
             if isinstance(result, AIMessage | HookResult):
-                return _merge_updates(pending, self._finish_model(state, result))
+                return _merge_updates(pending, self._short_circuit(state, result, config))
             if isinstance(result, ModelRequest):
                 request = result
 
@@ -225,7 +229,26 @@ class _ReactRuntime:
             replaced = await call_async(hook, "after_model", "aafter_model", request, response)
             if replaced is not None:
                 response = replaced
-        return _merge_updates(pending, self._finish_model(state, response))
+        return _merge_updates(pending, self._complete(state, response, config))
+
+    def _short_circuit(
+        self, state: dict[str, Any], result: AIMessage | HookResult, config: RunnableConfig
+    ) -> dict[str, Any]:
+        if isinstance(result, AIMessage):
+            return self._complete(state, result, config)
+        return self._finish_model(state, result)
+
+    def _complete(
+        self, state: dict[str, Any], response: AIMessage, config: RunnableConfig
+    ) -> dict[str, Any]:
+        update = self._finish_model(state, response)
+        produced = update[MESSAGES]
+        if len(produced) == 1 and not produced[0].tool_calls:
+            # a final answer: write the result here, saving the finish step (after_model then
+            # goes straight to the after hooks)
+            after = {**state, MESSAGES: [*(state.get(MESSAGES) or []), *produced]}
+            update = _merge_updates(update, self.finish(after, config))
+        return update
 
     def after_model(self, state: dict[str, Any]) -> Any:
         if state.get(STOP):
@@ -238,6 +261,8 @@ class _ReactRuntime:
         if isinstance(last, HumanMessage) and last.additional_kwargs.get(FEEDBACK_MARK):
             calls = int(state.get(MODEL_CALLS) or 0)
             return "model" if calls < self.agent.max_iterations else "finish"
+        if isinstance(last, AIMessage):
+            return self.done  # the model node already wrote the final answer
         return "finish"
 
     # -- tools -----------------------------------------------------------------------------------
