@@ -32,6 +32,28 @@ from graphflow.testing import ScriptedChatModel
 STEPS = ("research", "draft", "review")
 
 
+class State(TypedDict, total=False):
+    """The hand-written baselines' state."""
+
+    input: str
+    messages: Annotated[list[AnyMessage], add_messages]
+    research: str
+    draft: str
+    review: str
+
+
+def _runner(builder: StateGraph) -> Any:
+    graph = builder.compile(checkpointer=InMemorySaver())
+
+    def run() -> Any:
+        config = {"configurable": {"thread_id": str(uuid.uuid4())}}
+        return graph.invoke(
+            {"input": "topic", "messages": [HumanMessage("topic")]}, config, durability="sync"
+        )
+
+    return run, graph
+
+
 def scripted() -> ScriptedChatModel:
     """A scripted model that never runs out of replies."""
     return ScriptedChatModel(fn=lambda messages, n: f"reply {n}")
@@ -52,14 +74,6 @@ def graphflow_pipeline() -> Any:
 
 def langgraph_pipeline() -> Any:
     """The plain hand-written LangGraph baseline; returns (run, graph)."""
-
-    class State(TypedDict, total=False):
-        input: str
-        messages: Annotated[list[AnyMessage], add_messages]
-        research: str
-        draft: str
-        review: str
-
     builder = StateGraph(State)
     previous = START
     for step in STEPS:
@@ -75,15 +89,7 @@ def langgraph_pipeline() -> Any:
         builder.add_edge(previous, f"{step}er")
         previous = f"{step}er"
     builder.add_edge(previous, END)
-    graph = builder.compile(checkpointer=InMemorySaver())
-
-    def run() -> Any:
-        config = {"configurable": {"thread_id": str(uuid.uuid4())}}
-        return graph.invoke(
-            {"input": "topic", "messages": [HumanMessage("topic")]}, config, durability="sync"
-        )
-
-    return run, graph
+    return _runner(builder)
 
 
 def subgraph_pipeline() -> Any:
@@ -93,13 +99,6 @@ def subgraph_pipeline() -> Any:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         from langgraph.prebuilt import create_react_agent
-
-    class State(TypedDict, total=False):
-        input: str
-        messages: Annotated[list[AnyMessage], add_messages]
-        research: str
-        draft: str
-        review: str
 
     builder = StateGraph(State)
     previous = START
@@ -117,15 +116,7 @@ def subgraph_pipeline() -> Any:
         builder.add_edge(previous, f"{step}er")
         previous = f"{step}er"
     builder.add_edge(previous, END)
-    graph = builder.compile(checkpointer=InMemorySaver())
-
-    def run() -> Any:
-        config = {"configurable": {"thread_id": str(uuid.uuid4())}}
-        return graph.invoke(
-            {"input": "topic", "messages": [HumanMessage("topic")]}, config, durability="sync"
-        )
-
-    return run, graph
+    return _runner(builder)
 
 
 def measure(run: Any, runs: int) -> float:
