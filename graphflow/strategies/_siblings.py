@@ -26,8 +26,23 @@ class _Entry:
     outputs: dict[str, Any] | None = None
 
 
+@dataclass(kw_only=True)
+class _Group:
+    expected: int
+    """How many branches this step runs (a group is complete when that many have finished)."""
+    entries: dict[str, _Entry] = field(default_factory=dict)
+    waiting: int = 0
+    """Failed branches still waiting for their siblings (they read `entries`)."""
+    touched: float = field(default_factory=time.monotonic)
+
+
 _lock = threading.Lock()
-_groups: dict[tuple[Any, ...], dict[str, _Entry]] = {}
+_groups: dict[tuple[Any, ...], _Group] = {}
+
+# A group is dropped as soon as all `expected` branches have finished. One that never completes
+# (a failed step: LangGraph cancels the branches that had not started; a resumed step re-runs
+# only the failed branch) is dropped once it has been idle this long.
+_KEEP = 60.0
 
 
 def group_key(config: RunnableConfig) -> tuple[Any, ...]:
@@ -39,10 +54,43 @@ def group_key(config: RunnableConfig) -> tuple[Any, ...]:
     return (configurable.get("thread_id"), parent, step)
 
 
-def enter(key: tuple[Any, ...], name: str) -> _Entry:
+def _drop_if_complete(key: tuple[Any, ...], group: _Group) -> None:
+    # (caller holds _lock) finished entries stay until every branch of the step has finished: a
+    # branch that fails later must still see the results of siblings that finished before it
+    # started (max_concurrency) or before it failed
+    if (
+        group.waiting == 0
+        and len(group.entries) >= group.expected
+        and all(e.done.is_set() for e in group.entries.values())
+        and _groups.get(key) is group
+    ):
+        del _groups[key]
+
+
+def _sweep(now: float) -> None:
+    # (caller holds _lock)
+    stale = [
+        k
+        for k, g in _groups.items()
+        if g.waiting == 0
+        and now - g.touched > _KEEP
+        and all(e.done.is_set() for e in g.entries.values())
+    ]
+    for k in stale:
+        del _groups[k]
+
+
+def enter(key: tuple[Any, ...], name: str, expected: int = 0) -> _Entry:
+    """Register a running branch; `expected` is how many branches the step runs."""
     entry = _Entry(name=name)
+    now = time.monotonic()
     with _lock:
-        _groups.setdefault(key, {})[name] = entry
+        _sweep(now)
+        group = _groups.get(key)
+        if group is None:
+            group = _groups[key] = _Group(expected=expected)
+        group.entries[name] = entry
+        group.touched = now
     return entry
 
 
@@ -51,13 +99,35 @@ def finish(key: tuple[Any, ...], entry: _Entry, outputs: dict[str, Any] | None) 
     entry.done.set()
     with _lock:
         group = _groups.get(key)
-        if group is not None and all(e.done.is_set() for e in group.values()):
-            del _groups[key]
+        if group is not None:
+            group.touched = time.monotonic()
+            _drop_if_complete(key, group)
+
+
+def _fail(key: tuple[Any, ...], entry: _Entry) -> None:
+    """Mark a failed branch done (siblings never wait for it) and as waiting for its siblings."""
+    entry.outputs = None
+    entry.done.set()
+    with _lock:
+        group = _groups.get(key)
+        if group is not None:
+            group.waiting += 1
+            group.touched = time.monotonic()
+
+
+def _release(key: tuple[Any, ...]) -> None:
+    with _lock:
+        group = _groups.get(key)
+        if group is not None:
+            group.waiting -= 1
+            group.touched = time.monotonic()
+            _drop_if_complete(key, group)
 
 
 def _others(key: tuple[Any, ...], entry: _Entry) -> list[_Entry]:
     with _lock:
-        return [e for e in (_groups.get(key) or {}).values() if e is not entry]
+        group = _groups.get(key)
+        return [e for e in (group.entries.values() if group else ()) if e is not entry]
 
 
 # a sibling scheduled in the same step may not have started yet when a branch fails fast:
@@ -66,7 +136,18 @@ _SETTLE = 0.02
 
 
 def wait_for_siblings(key: tuple[Any, ...], entry: _Entry) -> dict[str, dict[str, Any]]:
-    """Block until the siblings running in this step have finished; their outputs by name."""
+    """`entry` failed: block until the siblings running in this step have finished.
+
+    Returns the outputs of every sibling of this step that finished, by name.
+    """
+    _fail(key, entry)
+    try:
+        return _wait(key, entry)
+    finally:
+        _release(key)
+
+
+def _wait(key: tuple[Any, ...], entry: _Entry) -> dict[str, dict[str, Any]]:
     seen: dict[str, _Entry] = {}
     while True:
         new = [o for o in _others(key, entry) if o.name not in seen]
@@ -83,6 +164,14 @@ def wait_for_siblings(key: tuple[Any, ...], entry: _Entry) -> dict[str, dict[str
 
 async def await_siblings(key: tuple[Any, ...], entry: _Entry) -> dict[str, dict[str, Any]]:
     """Async `wait_for_siblings` (polls, so the event loop keeps running the siblings)."""
+    _fail(key, entry)
+    try:
+        return await _await(key, entry)
+    finally:
+        _release(key)
+
+
+async def _await(key: tuple[Any, ...], entry: _Entry) -> dict[str, dict[str, Any]]:
     seen: dict[str, _Entry] = {}
     while True:
         new = [o for o in _others(key, entry) if o.name not in seen]

@@ -17,6 +17,7 @@ from graphflow.state import (
     LOOP_ITERATION,
     MESSAGES,
     RESERVED_KEYS,
+    ROUTES,
 )
 from graphflow.strategies import _siblings
 from graphflow.strategies._nodes import guarded, new_messages, node, status_changes
@@ -260,20 +261,23 @@ class FlowGraphBuilder:
                 completed=completed,
             )
 
+        def expected(state: dict[str, Any]) -> int:
+            # how many branches run in this step: the chosen routes of a multi router, else all
+            return len(state.get(ROUTES) or ()) or len(getattr(branch_of, "sub_agents", ()))
+
         def run(state: dict[str, Any], config: RunnableConfig) -> Any:
             sent = send(state)
             if branch_of is None:
                 result = compiled.invoke(sent, {**config, **config_extra})  # type: ignore[call-overload]
                 return back(sent, result)
             key = _siblings.group_key(config)
-            entry = _siblings.enter(key, child.name)
+            entry = _siblings.enter(key, child.name, expected(state))
             try:
                 result = compiled.invoke(sent, {**config, **config_extra})  # type: ignore[call-overload]
             except GraphBubbleUp:
                 _siblings.finish(key, entry, None)
                 raise
             except Exception as exc:
-                _siblings.finish(key, entry, None)
                 raise branch_error(exc, _siblings.wait_for_siblings(key, entry)) from exc
             update = back(sent, result)
             _siblings.finish(key, entry, update)
@@ -285,15 +289,15 @@ class FlowGraphBuilder:
                 result = await compiled.ainvoke(sent, {**config, **config_extra})  # type: ignore[call-overload]
                 return back(sent, result)
             key = _siblings.group_key(config)
-            entry = _siblings.enter(key, child.name)
+            entry = _siblings.enter(key, child.name, expected(state))
             try:
                 result = await compiled.ainvoke(sent, {**config, **config_extra})  # type: ignore[call-overload]
             except GraphBubbleUp:
                 _siblings.finish(key, entry, None)
                 raise
             except BaseException as exc:
-                _siblings.finish(key, entry, None)
                 if not isinstance(exc, Exception):
+                    _siblings.finish(key, entry, None)
                     raise  # cancelled: LangGraph stopped this task, nothing to report
                 raise branch_error(exc, await _siblings.await_siblings(key, entry)) from exc
             update = back(sent, result)
