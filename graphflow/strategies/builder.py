@@ -245,11 +245,13 @@ class FlowGraphBuilder:
 
         def branch_error(exc: Exception, siblings: dict[str, dict[str, Any]]) -> Exception:
             assert branch_of is not None
+            # the finished siblings' output keys (not their messages, status or private channels)
             completed = {
-                k: v for outputs in siblings.values() for k, v in outputs.items() if k != MESSAGES
+                k: v
+                for outputs in siblings.values()
+                for k, v in outputs.items()
+                if k not in (MESSAGES, AGENT_STATUS) and not k.startswith("gf_")
             }
-            completed = {k: v for k, v in completed.items() if not k.startswith("gf_")}
-            completed.pop(AGENT_STATUS, None)
             return ParallelBranchError(
                 f"{type(branch_of).__name__} `{branch_of.name}`: branch `{child.name}` failed: "
                 f"{type(exc).__name__}: {exc} — the branches that finished are saved "

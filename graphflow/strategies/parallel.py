@@ -20,10 +20,26 @@ from graphflow.state import AGENT_STATUS, MESSAGES, merge_dicts
 from graphflow.strategies._nodes import HookChain, guarded
 from graphflow.strategies.base import BuildContext, FlowGraphBuildingStrategy
 
-__all__ = ("ParallelStrategy", "merge_results")
+__all__ = ("ParallelStrategy", "merge_results", "release_held")
 
 HELD_MESSAGES = "gf_branch_messages"
 """Private channel: branch name -> the messages it handed back, until `gf_merge` orders them."""
+
+
+def release_held(state: dict[str, Any], names: list[str]) -> dict[str, Any]:
+    """The update handing held branch messages on in declaration order, and clearing them.
+
+    Concurrent branches finish in any order, and LangGraph applies one step's writes in node-name
+    order, so branches park their messages in `HELD_MESSAGES` until the join releases them.
+    """
+    held = state.get(HELD_MESSAGES) or {}
+    update: dict[str, Any] = {}
+    ordered = [m for n in names for m in held.get(n) or []]
+    if ordered:
+        update[MESSAGES] = ordered
+    if held:
+        update[HELD_MESSAGES] = dict.fromkeys(held)
+    return update
 
 
 def merge_results(merge: Any, results: dict[str, Any]) -> Any:
@@ -80,13 +96,7 @@ class ParallelStrategy(FlowGraphBuildingStrategy):
         def merge(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
             results = {k: state.get(k) for b in branches if (k := keys[b.name])}
             update: dict[str, Any] = {AGENT_STATUS: {agent.name: "completed"}}
-            # branches finish in any order: hand their messages on in declaration order
-            held = state.get(HELD_MESSAGES) or {}
-            ordered = [m for n in names for m in held.get(n) or []]
-            if ordered:
-                update[MESSAGES] = ordered
-            if held:
-                update[HELD_MESSAGES] = dict.fromkeys(held)
+            update.update(release_held(state, names))
             if agent.merged_key:
                 update[agent.merged_key] = merge_results(agent.merge, results)
             if agent.output_key and agent.output_key != agent.merged_key:

@@ -101,6 +101,11 @@ class _ReactRuntime:
         self.tool_list: list[BaseTool] = agent.tool_objects()
         self.tools_by_name = {t.name: t for t in self.tool_list}
         self._chat_model = agent.chat_model()
+        # system texts sent first on every call (the system prompt, then the schema note),
+        # rendered once; each request gets fresh messages, so a hook may edit its own copies
+        self._preamble = [agent.system_prompt] if agent.system_prompt else []
+        if agent.output_schema is not None:
+            self._preamble.append(_schema_prompt(agent.output_schema))
 
     # -- prepare ---------------------------------------------------------------------------------
 
@@ -123,20 +128,13 @@ class _ReactRuntime:
 
     def _request(self, state: dict[str, Any]) -> ModelRequest:
         agent = self.agent
-        messages: list[BaseMessage] = list(state.get(MESSAGES) or [])
-        if agent.system_prompt:
-            messages = [SystemMessage(content=agent.system_prompt), *messages]
-        if agent.output_schema is not None:
-            schema_note = SystemMessage(content=_schema_prompt(agent.output_schema))
-            messages = (
-                [schema_note, *messages]
-                if not agent.system_prompt
-                else [messages[0], schema_note, *messages[1:]]
-            )
         return ModelRequest(
             agent=agent.name,
             model=self._chat_model,
-            messages=messages,
+            messages=[
+                *(SystemMessage(content=text) for text in self._preamble),
+                *(state.get(MESSAGES) or []),
+            ],
             tools=list(self.tool_list),
             settings=dict(agent.model_settings),
             state=state,

@@ -18,7 +18,7 @@ from graphflow.state import AGENT_STATUS, INPUT, MESSAGES, ROUTES, merge_dicts
 from graphflow.strategies._nodes import HookChain, guarded, node
 from graphflow.strategies.base import BuildContext, FlowGraphBuildingStrategy
 from graphflow.strategies.builder import query_message
-from graphflow.strategies.parallel import HELD_MESSAGES
+from graphflow.strategies.parallel import HELD_MESSAGES, release_held
 
 __all__ = ("RoutingStrategy",)
 
@@ -189,12 +189,7 @@ class RoutingStrategy(FlowGraphBuildingStrategy):
         def done(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
             chosen = list((state.get(ROUTES) or {}).keys())
             update: dict[str, Any] = {AGENT_STATUS: {agent.name: "completed"}}
-            held = state.get(HELD_MESSAGES) or {}
-            ordered = [m for n in names for m in held.get(n) or []]
-            if ordered:
-                update[MESSAGES] = ordered
-            if held:
-                update[HELD_MESSAGES] = dict.fromkeys(held)
+            update.update(release_held(state, names))
             if agent.output_key:
                 if agent.multi:
                     update[agent.output_key] = {

@@ -22,7 +22,7 @@ from typing import Literal
 
 from langchain_core.messages import AIMessage, BaseMessage
 
-from graphflow.exceptions import ModelCallLimitExceeded, ToolCallLimitExceeded
+from graphflow.exceptions import CallLimitExceeded, ModelCallLimitExceeded, ToolCallLimitExceeded
 from graphflow.hooks.base import ModelHook, ModelRequest
 from graphflow.state import MESSAGES
 
@@ -60,6 +60,28 @@ def _stop_message(request: ModelRequest, text: str, kind: str) -> AIMessage:
     return AIMessage(content=text, name=request.agent, additional_kwargs={LIMIT_MARK: kind})
 
 
+def _reached(
+    exit: Exit,
+    error: type[CallLimitExceeded],
+    request: ModelRequest,
+    text: str,
+    scope: str,
+    limit: int,
+    count: int,
+) -> AIMessage:
+    """A limit is reached: raise `error` (exit="error") or return the stop message."""
+    if exit == "error":
+        raise error(
+            f"{text} Raise the limit or use exit='end' to finish with a message.",
+            agent=request.agent,
+            scope=scope,
+            limit=limit,
+            count=count,
+        )
+    kind = "model" if error is ModelCallLimitExceeded else "tool"
+    return _stop_message(request, text, kind)
+
+
 class ModelCallLimit(ModelHook):
     """Cap the model calls of an agent per invocation (`run_limit`) and per thread (`thread_limit`).
 
@@ -89,15 +111,9 @@ class ModelCallLimit(ModelHook):
                     f"Agent `{request.agent}` stopped: it reached its model call limit "
                     f"({scope} limit {limit})."
                 )
-                if self.exit == "error":
-                    raise ModelCallLimitExceeded(
-                        f"{text} Raise the limit or use exit='end' to finish with a message.",
-                        agent=request.agent,
-                        scope=scope,
-                        limit=limit,
-                        count=count,
-                    )
-                return _stop_message(request, text, "model")
+                return _reached(
+                    self.exit, ModelCallLimitExceeded, request, text, scope, limit, count
+                )
         return None
 
 
@@ -158,13 +174,7 @@ class ToolCallLimit(ModelHook):
                     f"Agent `{request.agent}` stopped: it reached its {which}tool call limit "
                     f"({scope} limit {limit}; {count} made, {asked} more requested)."
                 )
-                if self.exit == "error":
-                    raise ToolCallLimitExceeded(
-                        f"{text} Raise the limit or use exit='end' to finish with a message.",
-                        agent=request.agent,
-                        scope=scope,
-                        limit=limit,
-                        count=count,
-                    )
-                return _stop_message(request, text, "tool")
+                return _reached(
+                    self.exit, ToolCallLimitExceeded, request, text, scope, limit, count
+                )
         return None

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -165,53 +165,45 @@ class ModelFallback(ModelHook):
         self.fallback_on = _matcher(fallback_on) if fallback_on is not None else _any_error
         """Predicate: does this error move on to the next model?"""
 
-    def _candidates(self, request: ModelRequest) -> list[ModelRequest]:
+    def _attempts(self, request: ModelRequest) -> Iterator[ModelRequest]:
+        """The agent's own request, then one per fallback model (built once the first fails)."""
         from graphflow.agents.react import resolve_model
 
-        return [request.override(model=resolve_model(m, agent=request.agent)) for m in self.models]
+        yield request
+        yield from [
+            request.override(model=resolve_model(m, agent=request.agent)) for m in self.models
+        ]
 
     def wrap_model_call(self, request: ModelRequest, handler: ModelHandler) -> AIMessage:
         """Call the agent's model, then each fallback, until one succeeds."""
-        try:
-            return handler(request)
-        except GraphBubbleUp:
-            raise
-        except Exception as exc:
-            if not self.fallback_on(exc):
-                raise
-            error: Exception = exc
-        for candidate in self._candidates(request):
+        error: Exception | None = None
+        for attempt in self._attempts(request):
             try:
-                return handler(candidate)
+                return handler(attempt)
             except GraphBubbleUp:
                 raise
             except Exception as exc:
                 if not self.fallback_on(exc):
                     raise
                 error = exc
+        assert error is not None
         raise error
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: AsyncModelHandler
     ) -> AIMessage:
         """Async twin of `wrap_model_call`."""
-        try:
-            return await handler(request)
-        except GraphBubbleUp:
-            raise
-        except Exception as exc:
-            if not self.fallback_on(exc):
-                raise
-            error: Exception = exc
-        for candidate in self._candidates(request):
+        error: Exception | None = None
+        for attempt in self._attempts(request):
             try:
-                return await handler(candidate)
+                return await handler(attempt)
             except GraphBubbleUp:
                 raise
             except Exception as exc:
                 if not self.fallback_on(exc):
                     raise
                 error = exc
+        assert error is not None
         raise error
 
 
