@@ -34,6 +34,7 @@ DEFAULT_RECURSION_LIMIT = 10_000
 
 
 def _check_identifier(value: str, what: str) -> str:
+    """`value` if it can name an agent or a state key; else a ValueError saying why."""
     if not _IDENT.fullmatch(value):
         raise ValueError(
             f"{what} {value!r} is not an identifier; use letters, digits and _ "
@@ -43,6 +44,9 @@ def _check_identifier(value: str, what: str) -> str:
         raise ValueError(
             f"{what} {value!r} is reserved by graphflow (reserved: {', '.join(sorted(RESERVED_KEYS))})"
         )
+    if value.startswith("gf_"):
+        # graphflow's private channels; they are never handed to sub-agents
+        raise ValueError(f"{what} {value!r}: names starting with 'gf_' are reserved")
     return value
 
 
@@ -81,10 +85,7 @@ class Agent(BaseModel):
     @field_validator("name")
     @classmethod
     def _valid_name(cls, value: str) -> str:
-        _check_identifier(value, "agent name")
-        if value.startswith("gf_"):
-            raise ValueError(f"agent name {value!r}: names starting with 'gf_' are reserved")
-        return value
+        return _check_identifier(value, "agent name")
 
     @field_validator("output_key")
     @classmethod

@@ -8,7 +8,7 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langgraph.errors import GraphBubbleUp
 
-from graphflow.agents.base import Agent
+from graphflow.agents.base import Agent, _check_identifier
 from graphflow.exceptions import DataflowError, GraphflowConfigError, ParallelBranchError
 from graphflow.state import (
     AGENT_STATUS,
@@ -16,7 +16,6 @@ from graphflow.state import (
     INPUT,
     LOOP_ITERATION,
     MESSAGES,
-    RESERVED_KEYS,
     ROUTES,
 )
 from graphflow.strategies import _siblings
@@ -114,11 +113,13 @@ class FlowGraphBuilder:
             seen[agent.name] = agent
         for agent in root.walk():
             for key in sorted(_hook_writes(agent)):
-                if not key.isidentifier() or key in RESERVED_KEYS or key.startswith("gf_"):
+                try:
+                    _check_identifier(key, "state key")
+                except ValueError as exc:
                     raise DataflowError(
                         f"Agent `{agent.name}`: a hook declares writes={key!r}, which is not a "
-                        "usable state key (an identifier, not reserved, not starting with gf_)"
-                    )
+                        f"usable state key: {exc}"
+                    ) from None
         keys = self.writes(root) | set(root.input_keys)
         for agent in root.walk():
             keys |= set(agent.input_keys)
