@@ -12,24 +12,16 @@ from typing_extensions import override
 
 from graphflow.state import AGENT_STATUS, EXIT_LOOP, LOOP_ITERATION
 from graphflow.strategies._nodes import HookChain, guarded, node
-from graphflow.strategies.base import BuildContext, FlowGraphBuildingStrategy
-from graphflow.strategies.sequential import chain
+from graphflow.strategies.base import BuildContext
+from graphflow.strategies.sequential import SequentialStrategy, chain
 
 __all__ = ("LoopStrategy",)
 
 
-class LoopStrategy(FlowGraphBuildingStrategy):
-    """Builds a `LoopAgent`'s graph."""
+class LoopStrategy(SequentialStrategy):
+    """Builds a `LoopAgent`'s graph: a repeated sequence (its result key is the sequence's)."""
 
     consumes_exit_loop = True
-
-    @override
-    def result_key(self, agent: Any) -> str | None:
-        """Its own output_key, else the last body agent's result key."""
-        from graphflow.strategies.builder import strategy_for
-
-        last = agent.sub_agents[-1]
-        return agent.output_key or strategy_for(last).result_key(last)
 
     @override
     def check_dataflow(
