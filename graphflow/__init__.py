@@ -10,6 +10,7 @@ from graphflow.agents import (
     SequentialAgent,
     output_contains,
 )
+from graphflow.agents._runtime import install as _install_runtime
 from graphflow.checkpoint import CheckpointInfo, CheckpointTypeError, RunInfo
 from graphflow.exceptions import (
     AgentRunError,
@@ -41,6 +42,7 @@ from graphflow.hooks import (
     ToolHook,
 )
 from graphflow.messages import instruction_message, is_instruction
+from graphflow.runtime import Runtime
 from graphflow.strategies import (
     BuildContext,
     FlowGraphBuilder,
@@ -48,6 +50,8 @@ from graphflow.strategies import (
     register_strategy,
 )
 from graphflow.tools import exit_loop
+
+_install_runtime(Runtime())
 
 __all__ = (
     "Agent",

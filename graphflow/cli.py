@@ -89,6 +89,14 @@ def main(argv: list[str] | None = None) -> int:
             _print_result(agent.get_state(thread_id, checkpointer=args.checkpointer).values)
         elif args.command == "resume":
             value = None if args.value is None else json.loads(args.value)
+            snapshot = agent.get_state(args.thread_id, checkpointer=args.checkpointer)
+            if value is None and not snapshot.next and not snapshot.interrupts:
+                print(
+                    f"thread {args.thread_id}: the run has finished; nothing to resume",
+                    file=sys.stderr,
+                )
+                _print_result(snapshot.values)
+                return 0
             state = agent.resume(args.thread_id, value, checkpointer=args.checkpointer)
             _print_result(state)
         elif args.command == "runs":

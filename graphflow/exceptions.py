@@ -4,14 +4,23 @@ Hierarchy::
 
     GraphflowError                      base of everything graphflow raises
     ├── GraphflowConfigError            the agent tree is misconfigured (raised at build/compile time)
+    │   ├── AgentSpecError              an agent's options are invalid (names the agent and field)
     │   ├── InstructionTemplateError    an instruction template is malformed
-    │   └── DataflowError               a placeholder nobody writes, a duplicate name or key
+    │   ├── DataflowError               a placeholder nobody writes, a duplicate name or key, a cycle
+    │   ├── InputError                  what was passed to invoke/resume cannot start a run
+    │   └── CheckpointStoreError        a checkpointer URL or store cannot be used
     ├── CheckpointTypeError             a checkpoint holds a type outside the load allowlist
+    ├── RunStateError                   the thread is not in a state that allows the request
+    │   ├── RunNotFoundError            no run is stored under that thread id
+    │   └── ThreadBusyError             another run holds the thread
     └── AgentRunError                   something failed while a run was executing
         ├── OutputValidationError       a reply did not validate against `output_schema`
         ├── RoutingError                a router could not choose a valid route
         ├── ParallelBranchError         one or more parallel branches failed
         ├── ToolError                   a tool failed in a way the run cannot recover from
+        ├── ModelCallError              a model call failed (connection, auth, rate limit, ...)
+        │   └── ModelTimeoutError       a model call took longer than its timeout
+        ├── StateValueError             a value written to state cannot be stored in a checkpoint
         └── CallLimitExceeded           a ModelCallLimit / ToolCallLimit hook (exit="error") tripped
             ├── ModelCallLimitExceeded
             └── ToolCallLimitExceeded
@@ -23,18 +32,32 @@ with `agent.resume(thread_id)`.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
 __all__ = (
     "AgentRunError",
+    "AgentSpecError",
     "CallLimitExceeded",
+    "CheckpointStoreError",
     "CheckpointTypeError",
     "DataflowError",
     "GraphflowConfigError",
     "GraphflowError",
+    "InputError",
     "InstructionTemplateError",
+    "ModelCallError",
     "ModelCallLimitExceeded",
+    "ModelTimeoutError",
     "OutputValidationError",
     "ParallelBranchError",
     "RoutingError",
+    "RunNotFoundError",
+    "RunStateError",
+    "StateValueError",
+    "ThreadBusyError",
     "ToolCallLimitExceeded",
     "ToolError",
 )
@@ -46,6 +69,84 @@ class GraphflowError(Exception):
 
 class GraphflowConfigError(GraphflowError, ValueError):
     """The agent tree is misconfigured; raised while building or compiling, never mid-run."""
+
+
+class AgentSpecError(GraphflowConfigError):
+    """An agent's options are invalid; the message names the agent, each field and the fix.
+
+    Attributes:
+        agent: the agent's name, when it was given.
+        fields: `(field path, message)` for every invalid field.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        agent: str | None = None,
+        fields: list[tuple[str, str]] | None = None,
+        details: list[Any] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.agent = agent
+        self.fields = list(fields or [])
+        self._details = list(details or [])
+
+    def errors(self) -> list[Any]:
+        """The underlying pydantic errors (as `pydantic.ValidationError.errors()` gives them)."""
+        return list(self._details)
+
+    @classmethod
+    def from_validation(cls, kind: str, name: Any, exc: ValidationError) -> AgentSpecError:
+        """The error for a pydantic `ValidationError` raised while defining an agent of `kind`."""
+        errors: list[tuple[str, str]] = []
+        for error in exc.errors():
+            where = ".".join(str(p) for p in error.get("loc", ())) or "(agent)"
+            message = str(error.get("msg", ""))
+            if message.startswith("Value error, "):
+                message = message[len("Value error, ") :]
+            elif error.get("type") not in ("missing",) and "input" in error:
+                shown = repr(error["input"])
+                message += f" (got {shown[:80] + '…' if len(shown) > 80 else shown})"
+            errors.append((where, message))
+        who = f"{kind} `{name}`" if isinstance(name, str) and name else kind
+        lines = "; ".join(f"{where}: {message}" for where, message in errors)
+        return cls(
+            f"{who}: {lines}",
+            agent=name if isinstance(name, str) else None,
+            fields=errors,
+            details=exc.errors(),
+        )
+
+
+class InputError(GraphflowConfigError):
+    """What was passed to `invoke`/`stream`/`resume` cannot start or continue a run."""
+
+
+class CheckpointStoreError(GraphflowConfigError):
+    """A checkpointer URL is malformed, or its database cannot be opened or used."""
+
+
+class RunStateError(GraphflowError, LookupError):
+    """The thread is not in a state that allows what was asked (resume, answer, new input)."""
+
+
+class RunNotFoundError(RunStateError):
+    """No run is stored under the thread id in this checkpointer."""
+
+
+class ThreadBusyError(RunStateError):
+    """Another run holds the thread (one run per thread at a time).
+
+    Attributes:
+        thread_id: the busy thread.
+        owner: who holds it (`host:pid`), when known.
+    """
+
+    def __init__(self, message: str, *, thread_id: str, owner: str | None = None) -> None:
+        super().__init__(message)
+        self.thread_id = thread_id
+        self.owner = owner
 
 
 class InstructionTemplateError(GraphflowConfigError):
@@ -99,6 +200,35 @@ class ParallelBranchError(AgentRunError):
 
 class ToolError(AgentRunError):
     """A tool failed in a way the agent cannot recover from."""
+
+
+class ModelCallError(AgentRunError):
+    """A model call failed: the endpoint is unreachable, refused the key, rate-limited, ...
+
+    Attributes:
+        model: the model's name, when known.
+        base_url: the endpoint, when known.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        agent: str | None = None,
+        model: str | None = None,
+        base_url: str | None = None,
+    ) -> None:
+        super().__init__(message, agent=agent)
+        self.model = model
+        self.base_url = base_url
+
+
+class ModelTimeoutError(ModelCallError, TimeoutError):
+    """A model call took longer than its timeout (`ReactAgent(model_timeout=...)`); retryable."""
+
+
+class StateValueError(AgentRunError, TypeError):
+    """An agent wrote a value that a checkpoint cannot store (a function, a client, ...)."""
 
 
 class CallLimitExceeded(AgentRunError):

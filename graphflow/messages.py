@@ -3,6 +3,10 @@
 An *instruction message* is the rendered `instruction` of an agent. It is a `HumanMessage` marked
 in `additional_kwargs`, so every checkpointer's serializer stores and restores it unchanged (no
 custom class to register) while graphflow — and you — can tell it apart from a user's message.
+
+Every mark graphflow puts on a message lives here: the instruction mark, the feedback mark of the
+re-asks graphflow sends its own model (schema, empty answer), and the stop mark of a message a
+call-limit hook writes instead of a model reply.
 """
 
 from __future__ import annotations
@@ -12,15 +16,24 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 __all__ = (
+    "FEEDBACK_MARK",
     "INSTRUCTION_MARK",
+    "LIMIT_MARK",
+    "feedback_kind",
+    "feedback_message",
     "instruction_agent",
     "instruction_message",
     "is_instruction",
+    "is_limit_message",
     "last_ai_message",
 )
 
 INSTRUCTION_MARK = "graphflow_instruction"
 """Key in `additional_kwargs` whose value is the name of the agent the instruction is for."""
+FEEDBACK_MARK = "graphflow_feedback"
+"""Key in `additional_kwargs` of a re-ask graphflow sends (its value: `schema`, `empty`)."""
+LIMIT_MARK = "graphflow_limit"
+"""Key in `additional_kwargs` of the message a call-limit hook writes when it ends an agent."""
 
 
 def instruction_message(text: str, *, agent: str, **kwargs: Any) -> HumanMessage:
@@ -46,3 +59,21 @@ def last_ai_message(messages: list[BaseMessage]) -> AIMessage | None:
         if isinstance(message, AIMessage):
             return message
     return None
+
+
+def feedback_message(text: str, kind: str) -> HumanMessage:
+    """A re-ask graphflow sends its own model (`kind`: why — `schema`, `empty`)."""
+    return HumanMessage(content=text, additional_kwargs={FEEDBACK_MARK: kind})
+
+
+def feedback_kind(message: BaseMessage | None) -> str | None:
+    """Why `message` was sent as a re-ask, or None if it is not one."""
+    if isinstance(message, HumanMessage):
+        kind = message.additional_kwargs.get(FEEDBACK_MARK)
+        return str(kind) if kind is not None else None
+    return None
+
+
+def is_limit_message(message: BaseMessage) -> bool:
+    """Whether `message` is a call limit's stop message (a final answer not to validate)."""
+    return LIMIT_MARK in message.additional_kwargs

@@ -1,8 +1,13 @@
-"""The graph state every graphflow tree shares: output-key channels plus a few reserved keys.
+"""The graph state of a graphflow tree: its channel names, reducers and schemas, in one place.
 
 A tree compiles to one state schema (a `TypedDict` with LangGraph reducers) that holds every
-output key written anywhere in the tree. Each agent's subgraph runs on that schema, reads what it
-needs, and hands back only what it writes — so parallel branches never collide.
+output key written anywhere in the tree. Each agent's subgraph runs on that schema plus a few
+private channels of its kind, reads what it needs, and hands back only what it writes — so
+parallel branches never collide.
+
+Every name graphflow gives a channel or a graph node is defined here. Public keys (`messages`,
+`input`, `loop_iteration`, `agent_status`) are what users read and write; private channels start
+with `gf_` and never reach a user or a parent graph.
 """
 
 from __future__ import annotations
@@ -15,13 +20,28 @@ from langgraph.graph.message import add_messages
 
 __all__ = (
     "AGENT_STATUS",
+    "CONTEXT",
+    "EXIT_LOOP",
+    "HELD_MESSAGES",
     "INPUT",
+    "JUMP",
     "LOOP_ITERATION",
     "MESSAGES",
+    "MODEL_CALLS",
+    "NODE_NAMES",
+    "PRIVATE_PREFIX",
     "RESERVED_KEYS",
+    "ROUTES",
+    "ROUTE_ERRORS",
+    "STOP",
+    "TOOL_CALL",
     "build_state_schema",
+    "is_private",
+    "last_write",
     "merge_dicts",
 )
+
+# -- public keys -------------------------------------------------------------------------------
 
 MESSAGES = "messages"
 """The conversation visible to the agent running now."""
@@ -30,28 +50,45 @@ INPUT = "input"
 LOOP_ITERATION = "loop_iteration"
 """0-based pass number of the innermost enclosing `LoopAgent`."""
 AGENT_STATUS = "agent_status"
-"""agent name -> how it last ended: completed, max_iterations, until, exit_loop, error, skipped."""
+"""agent name -> how it last ended: completed, max_iterations, until, exit_loop, error, skipped,
+empty; `running` while it runs."""
 
+# -- private channels (never handed to a parent, never shown to users) -------------------------
+
+PRIVATE_PREFIX = "gf_"
+"""Prefix of every private channel and internal node name; user keys may not use it."""
 EXIT_LOOP = "gf_exit_loop"
+"""Set by the `exit_loop` tool: the innermost loop ends after this pass."""
 ROUTES = "gf_routes"
+"""A router's chosen routes: agent name -> rewritten query (or None)."""
+ROUTE_ERRORS = "gf_route_errors"
+"""Why a router's previous attempts were invalid (fed back to its model)."""
 MODEL_CALLS = "gf_model_calls"
+"""Model calls made by the running ReAct agent in this invocation."""
 STOP = "gf_stop"
+"""Why a ReAct agent stops without a final answer of its own: end, exit_loop, max_iterations."""
 JUMP = "gf_jump"
+"""A `before_agent` hook's jump (`end` skips the agent)."""
+TOOL_CALL = "gf_tool_call"
+"""The one tool call a tools task runs (the payload of its `Send`)."""
+HELD_MESSAGES = "gf_branch_messages"
+"""Branch name -> the messages it handed back, until the join releases them in declaration order."""
+CONTEXT = "gf_context"
+"""A ReAct agent's context-management bookkeeping (summaries, counters), kept in its own graph."""
 
-RESERVED_KEYS = frozenset(
-    {
-        MESSAGES,
-        INPUT,
-        LOOP_ITERATION,
-        AGENT_STATUS,
-        EXIT_LOOP,
-        ROUTES,
-        MODEL_CALLS,
-        STOP,
-        JUMP,
-    }
-)
-"""Keys graphflow owns; agents may not use them as output keys or names."""
+RESERVED_KEYS = frozenset({MESSAGES, INPUT, LOOP_ITERATION, AGENT_STATUS})
+"""Public keys graphflow owns; agents may not use them as output keys or names."""
+
+# -- node names inside an agent's graph --------------------------------------------------------
+
+NODE_NAMES = frozenset({"prepare", "model", "tools", "run"})
+"""Node names graphflow uses inside agent graphs. A state key may not share a name with a node
+(LangGraph forbids it), so output and input keys may not use these either."""
+
+
+def is_private(key: str) -> bool:
+    """Whether `key` is one of graphflow's private channels."""
+    return key.startswith(PRIVATE_PREFIX)
 
 
 def merge_dicts(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -70,19 +107,36 @@ def last_write(old: Any, new: Any) -> Any:
     return new
 
 
+_BASE_FIELDS: dict[str, Any] = {
+    MESSAGES: Annotated[list[AnyMessage], add_messages],
+    INPUT: Any,
+    LOOP_ITERATION: int,
+    AGENT_STATUS: Annotated[dict[str, str], merge_dicts],
+    EXIT_LOOP: Annotated[bool, last_write],
+}
+
+_schemas: dict[tuple[frozenset[str], tuple[tuple[str, Any], ...]], type] = {}
+
+
 def build_state_schema(
     keys: Iterable[str], *, extra: Mapping[str, Any] | None = None, name: str = "GraphflowState"
 ) -> type:
-    """A `TypedDict` with the reserved channels, one channel per key in `keys`, and `extra`."""
-    fields: dict[str, Any] = {
-        MESSAGES: Annotated[list[AnyMessage], add_messages],
-        INPUT: Any,
-        LOOP_ITERATION: int,
-        AGENT_STATUS: Annotated[dict[str, str], merge_dicts],
-        EXIT_LOOP: Annotated[bool, last_write],
-        ROUTES: dict[str, Any],
-    }
-    for key in sorted(keys):
+    """A `TypedDict` with the base channels, one channel per key in `keys`, and `extra`.
+
+    Schemas are cached: a tree of a hundred agents builds each distinct schema once.
+    """
+    cache_key = (frozenset(keys), tuple(sorted((extra or {}).items(), key=lambda kv: kv[0])))
+    try:
+        return _schemas[cache_key]
+    except (KeyError, TypeError):
+        pass
+    fields = dict(_BASE_FIELDS)
+    for key in sorted(cache_key[0]):
         fields.setdefault(key, Any)
     fields.update(extra or {})
-    return TypedDict(name, fields, total=False)  # type: ignore[operator]
+    schema = TypedDict(name, fields, total=False)  # type: ignore[misc,operator]
+    try:
+        _schemas[cache_key] = schema
+    except TypeError:  # an unhashable annotation in `extra`: build it every time
+        pass
+    return schema

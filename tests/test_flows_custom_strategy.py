@@ -25,8 +25,7 @@ from graphflow import (
     register_strategy,
 )
 from graphflow.state import AGENT_STATUS
-from graphflow.strategies import builder as builder_module
-from graphflow.strategies._nodes import node
+from graphflow.strategies import registry as registry_module
 from graphflow.testing import ScriptedChatModel
 
 
@@ -57,7 +56,7 @@ class MapReduceStrategy(FlowGraphBuildingStrategy):
                 update[agent.output_key] = agent.reduce([state.get(k) for k in keys])
             return update
 
-        graph.add_node("gf_reduce", node("gf_reduce", reduce))
+        graph.add_node("gf_reduce", reduce)
         for child in agent.sub_agents:
             graph.add_node(child.name, ctx.builder.child_node(child, ctx.child(child), owner=agent))
             graph.add_edge(START, child.name)
@@ -74,7 +73,7 @@ class UnregisteredAgent(Agent):
 def registered() -> Iterator[None]:
     register_strategy(MapReduceAgent, MapReduceStrategy())
     yield
-    builder_module._REGISTRY.pop(MapReduceAgent, None)
+    registry_module._REGISTRY.pop(MapReduceAgent, None)
 
 
 def _pipeline() -> tuple[SequentialAgent, ScriptedChatModel, ScriptedChatModel]:

@@ -80,8 +80,8 @@ def test_silent_exit_loop_keeps_the_previous_output_and_hands_back_nothing_empty
 @pytest.mark.parametrize("field", ["output_key", "input_keys"])
 def test_gf_prefixed_keys_are_reserved(field: str) -> None:
     # graphflow's private channels are never handed to sub-agents, so a user key may not use them
-    from pydantic import ValidationError
+    from graphflow.exceptions import AgentSpecError
 
     value: Any = "gf_notes" if field == "output_key" else ["gf_notes"]
-    with pytest.raises(ValidationError, match="names starting with 'gf_' are reserved"):
+    with pytest.raises(AgentSpecError, match="names starting with 'gf_' are reserved"):
         ReactAgent(name="a", model=ScriptedChatModel(replies=["x"]), **{field: value})

@@ -24,7 +24,7 @@ from graphflow import (
 )
 from graphflow.hooks.base import AgentHook, ModelHook
 from graphflow.hooks.builtins.limits import ModelCallLimit
-from graphflow.strategies import _siblings
+from graphflow.strategies import _branch_barrier as _siblings
 from graphflow.testing import ScriptedChatModel, tool_call
 
 

@@ -626,7 +626,7 @@ def test_ainvoke_per_asyncio_run_does_not_leak_savers(tmp_path):
     for i in range(5):
         asyncio.run(agent.ainvoke("x", thread_id=f"t{i}", checkpointer=url))
     # one compiled graph (no saver baked in); every call's connection closed with the call
-    assert len(agent._compiled) <= 1
+    assert len(agent._runtime_cache.get("compiled", {})) <= 1
     assert threading.active_count() <= threads
     assert len(agent.runs(checkpointer=url)) == 6
 

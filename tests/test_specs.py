@@ -2,9 +2,9 @@
 
 import pytest
 from langgraph.graph import StateGraph
-from pydantic import ValidationError
 
 from graphflow import DataflowError, GraphflowConfigError, ReactAgent, SequentialAgent
+from graphflow.exceptions import AgentSpecError
 from graphflow.testing import ScriptedChatModel
 
 
@@ -95,40 +95,40 @@ def test_config_errors_are_graphflow_config_errors():
 
 
 def test_include_contents_none_needs_an_instruction():
-    with pytest.raises(ValidationError, match="include_contents"):
+    with pytest.raises(AgentSpecError, match="include_contents"):
         _agent("writer", include_contents="none")
 
 
 def test_misspelt_option_is_rejected():
-    with pytest.raises(ValidationError, match="output_kay") as info:
+    with pytest.raises(AgentSpecError, match="output_kay") as info:
         _agent("writer", output_kay="draft")
     assert info.value.errors()[0]["type"] == "extra_forbidden"
 
 
 @pytest.mark.parametrize("name", ["my agent", "1writer", "writer-2", "", "gf_writer"])
 def test_invalid_names(name):
-    with pytest.raises(ValidationError, match="name"):
+    with pytest.raises(AgentSpecError, match="name"):
         _agent(name)
 
 
 @pytest.mark.parametrize("key", ["messages", "input", "agent_status", "loop_iteration"])
 def test_reserved_output_keys(key):
-    with pytest.raises(ValidationError, match="reserved"):
+    with pytest.raises(AgentSpecError, match="reserved"):
         _agent("writer", output_key=key)
 
 
 def test_invalid_output_key():
-    with pytest.raises(ValidationError, match="output_key"):
+    with pytest.raises(AgentSpecError, match="output_key"):
         _agent("writer", output_key="my key")
 
 
 def test_max_iterations_must_be_positive():
-    with pytest.raises(ValidationError, match="max_iterations"):
+    with pytest.raises(AgentSpecError, match="max_iterations"):
         _agent("writer", max_iterations=0)
 
 
 def test_sequential_takes_no_instruction():
-    with pytest.raises(ValidationError, match="instruction"):
+    with pytest.raises(AgentSpecError, match="instruction"):
         SequentialAgent(name="pipeline", sub_agents=[_agent("w")], instruction="do {input}")
 
 
@@ -147,7 +147,9 @@ def test_compile_is_cached_per_checkpointer_arg(tmp_path):
 def test_to_graph_returns_a_state_graph():
     graph = _agent("writer").to_graph()
     assert isinstance(graph, StateGraph)
-    assert {"prepare", "model", "tools", "finish"} <= set(graph.nodes)
+    # a root ReAct agent: its entry (the instruction) is the `prepare` step; a final answer is
+    # written by the model step, so there is no finish node
+    assert set(graph.nodes) == {"prepare", "model", "tools"}
 
 
 def test_xray_graph_shows_nested_agent_nodes():
@@ -156,8 +158,10 @@ def test_xray_graph_shows_nested_agent_nodes():
     pipeline = SequentialAgent(name="pipeline", sub_agents=[researcher, writer])
     ids = set(pipeline.compile().get_graph(xray=True).nodes)
     for agent in ("researcher", "writer"):
-        for inner in ("prepare", "model", "tools", "finish"):
+        # a sub-agent's instruction is sent with its input: no prepare step of its own
+        for inner in ("model", "tools"):
             assert f"{agent}:{inner}" in ids
+        assert f"{agent}:prepare" not in ids and f"{agent}:finish" not in ids
     mermaid = pipeline.draw("mermaid")
     assert "subgraph researcher" in mermaid and "subgraph writer" in mermaid
 

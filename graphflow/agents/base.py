@@ -1,40 +1,45 @@
-"""The `Agent` base: a declarative spec that compiles to a LangGraph `StateGraph`."""
+"""The `Agent` base: a declarative spec that compiles to a LangGraph `StateGraph`.
+
+Specs are pydantic models: every option is validated when the agent is defined, a misspelt
+option fails at once (`extra="forbid"`), and every failure is an `AgentSpecError` naming the
+agent and the field. Building, running and drawing are delegated to the runtime installed by
+`graphflow` (see `graphflow.agents._runtime`), so this package imports nothing above it.
+"""
 
 from __future__ import annotations
 
 import re
-import uuid
-from collections.abc import AsyncIterator, Iterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from langchain_core.messages import BaseMessage, HumanMessage
-from langchain_core.runnables import RunnableConfig
+from langchain_core.messages import BaseMessage
 from langgraph.types import Command
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
-from graphflow.exceptions import GraphflowConfigError
+from graphflow.agents._runtime import runtime
+from graphflow.exceptions import AgentSpecError, DataflowError
 from graphflow.hooks.base import Hook
 from graphflow.instructions import Placeholder, parse_template
-from graphflow.state import INPUT, MESSAGES, RESERVED_KEYS
+from graphflow.state import PRIVATE_PREFIX, RESERVED_KEYS
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from pathlib import Path
     from typing import Self
 
+    from langchain_core.runnables import RunnableConfig
     from langchain_core.tools import BaseTool
     from langgraph.graph import StateGraph
     from langgraph.graph.state import CompiledStateGraph
 
-__all__ = ("Agent", "AgentInput")
+__all__ = ("Agent", "AgentInput", "check_identifier")
 
 AgentInput = str | BaseMessage | Sequence[BaseMessage] | dict[str, Any] | Command | None
+Durability = Literal["sync", "async", "exit"]
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-DEFAULT_RECURSION_LIMIT = 10_000
 
 
-def _check_identifier(value: str, what: str) -> str:
-    """`value` if it can name an agent or a state key; else a ValueError saying why."""
+def check_identifier(value: str, what: str) -> str:
+    """`value` if it can name an agent or a state key; else a `ValueError` saying why."""
     if not _IDENT.fullmatch(value):
         raise ValueError(
             f"{what} {value!r} is not an identifier; use letters, digits and _ "
@@ -44,18 +49,22 @@ def _check_identifier(value: str, what: str) -> str:
         raise ValueError(
             f"{what} {value!r} is reserved by graphflow (reserved: {', '.join(sorted(RESERVED_KEYS))})"
         )
-    if value.startswith("gf_"):
+    if value.startswith(PRIVATE_PREFIX):
         # graphflow's private channels; they are never handed to sub-agents
         raise ValueError(f"{what} {value!r}: names starting with 'gf_' are reserved")
+    if value.startswith("__") and value.endswith("__"):
+        raise ValueError(
+            f"{what} {value!r}: names like __start__ and __end__ are reserved by LangGraph; "
+            "pick a plain name"
+        )
     return value
 
 
 class Agent(BaseModel):
     """Base of every agent spec. Subclasses add what their kind needs.
 
-    Specs are validated pydantic models (`extra="forbid"`: a misspelt option fails at once).
     `to_graph()` gives the uncompiled LangGraph `StateGraph`; `compile()` a cached
-    `CompiledStateGraph`; `invoke`/`stream`/`resume` run it.
+    `CompiledStateGraph`; `invoke`/`stream`/`resume` run it; `draw` pictures it.
     """
 
     model_config = ConfigDict(
@@ -78,24 +87,30 @@ class Agent(BaseModel):
     """Agent, model and tool hooks, run in list order (after-hooks in reverse)."""
     input_keys: list[str] = Field(default_factory=list)
     """State keys the caller supplies besides `input`; instructions may use them."""
+    checkpointer: Any = Field(default=None, exclude=True)
+    """Where runs of this agent (as the root of a tree) are stored when a run method is not told:
+    a LangGraph saver or a URL (`memory:`, `sqlite:///runs.db`, `postgresql://...`). Unset, the
+    checkpointer the agent was last compiled with is used, then `GRAPHFLOW_CHECKPOINTER`, then an
+    in-memory saver kept for this agent's lifetime."""
 
-    _compiled: dict[Any, CompiledStateGraph] = PrivateAttr(default_factory=dict)
     _template: tuple[str | Placeholder, ...] = PrivateAttr(default=())
+    _version: int = PrivateAttr(default=0)
+    _runtime_cache: dict[str, Any] = PrivateAttr(default_factory=dict)
 
     @field_validator("name")
     @classmethod
     def _valid_name(cls, value: str) -> str:
-        return _check_identifier(value, "agent name")
+        return check_identifier(value, "agent name")
 
     @field_validator("output_key")
     @classmethod
     def _valid_output_key(cls, value: str | None) -> str | None:
-        return None if value is None else _check_identifier(value, "output_key")
+        return None if value is None else check_identifier(value, "output_key")
 
     @field_validator("input_keys")
     @classmethod
     def _valid_input_keys(cls, value: list[str]) -> list[str]:
-        return [_check_identifier(v, "input key") for v in value]
+        return [check_identifier(v, "input key") for v in value]
 
     @field_validator("instruction")
     @classmethod
@@ -109,20 +124,29 @@ class Agent(BaseModel):
         # pydantic validation it would be wrapped in a ValidationError)
         if isinstance(data.get("instruction"), str):
             parse_template(data["instruction"])
-        super().__init__(**data)
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise AgentSpecError.from_validation(
+                type(self).__name__, data.get("name"), exc
+            ) from None
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
-        """A copy with its own compile cache and template (pydantic would share the cache)."""
+        """A copy with its own caches and template (pydantic would share them)."""
         copy = super().model_copy(update=update, deep=deep)
-        copy._compiled = {}
+        copy._runtime_cache = {}
+        copy._version = 0
         copy._template = parse_template(copy.instruction) if copy.instruction else ()
         return copy
 
     def __setattr__(self, name: str, value: Any) -> None:
-        super().__setattr__(name, value)
+        try:
+            super().__setattr__(name, value)
+        except ValidationError as exc:
+            raise AgentSpecError.from_validation(type(self).__name__, self.name, exc) from None
         if not name.startswith("_"):
-            # a changed spec must not keep serving the graph compiled from the old one
-            self._compiled = {}
+            # a changed spec must not keep serving graphs compiled from the old one
+            self._version += 1
             if name == "instruction":
                 self._template = parse_template(value) if value else ()
 
@@ -135,31 +159,65 @@ class Agent(BaseModel):
     @property
     def sub_agents_list(self) -> list[Agent]:
         """Direct sub-agents (empty for leaf agents)."""
-        return list(getattr(self, "sub_agents", []) or [])
+        return list(getattr(self, "sub_agents", None) or ())
 
     @property
     def template(self) -> tuple[str | Placeholder, ...]:
         """The parsed instruction template."""
         return self._template
 
+    @property
+    def spec_version(self) -> int:
+        """Increases whenever a field of this agent is assigned (compiled graphs key on it)."""
+        return self._version
+
+    def fingerprint(self) -> tuple[Any, ...]:
+        """A value that changes whenever this agent or a descendant is changed.
+
+        Assigning a field bumps the agent's `spec_version`; editing a list in place (sub-agents,
+        tools, hooks) changes the identities recorded here. Compiled graphs are cached under it,
+        so a changed spec is rebuilt, never served stale. (Holders of a fingerprint keep the
+        agents alive while they keep it, so the identities cannot be reused.)
+        """
+        return tuple(
+            (
+                id(agent),
+                agent._version,
+                tuple(map(id, agent.sub_agents_list)),
+                tuple(map(id, getattr(agent, "tools", None) or ())),
+                tuple(map(id, agent.hooks)),
+            )
+            for agent in self.walk()
+        )
+
     def placeholders(self) -> list[Placeholder]:
         """The placeholders the instruction uses."""
         return [p for p in self._template if isinstance(p, Placeholder)]
 
     def walk(self) -> Iterator[Agent]:
-        """This agent and all its descendants, depth first."""
-        yield self
-        for child in self.sub_agents_list:
-            yield from child.walk()
+        """This agent and all its descendants, depth first.
 
-    def find(self, name: str) -> Agent:
-        """The agent called `name` in this tree."""
-        for agent in self.walk():
-            if agent.name == name:
-                return agent
-        raise KeyError(f"no agent named {name!r} in the tree of {self.name!r}")
+        Raises:
+            DataflowError: an agent contains itself (the message names the path).
+        """
+        path: list[Agent] = []
 
-    # -- building --------------------------------------------------------------------------------
+        def visit(agent: Agent) -> Iterator[Agent]:
+            if any(a is agent for a in path):
+                names = " → ".join(a.name for a in [*path[path.index(agent) :], agent])
+                raise DataflowError(
+                    f"agent `{agent.name}` contains itself ({names}); an agent tree may not "
+                    "have cycles — use a LoopAgent to repeat agents"
+                )
+            path.append(agent)
+            yield agent
+            for child in agent.sub_agents_list:
+                yield from visit(child)
+            path.pop()
+
+        return visit(self)
+
+    # -- building (delegated to graphflow's runtime) ----------------------------------------------
 
     def to_graph(self) -> StateGraph:
         """The uncompiled LangGraph `StateGraph` for this agent as the root of a tree.
@@ -167,9 +225,7 @@ class Agent(BaseModel):
         Raises:
             GraphflowConfigError: the tree is misconfigured (checked before any model call).
         """
-        from graphflow.strategies.builder import FlowGraphBuilder
-
-        return FlowGraphBuilder().build(self)
+        return runtime().to_graph(self)  # type: ignore[no-any-return]
 
     def compile(
         self,
@@ -182,72 +238,27 @@ class Agent(BaseModel):
     ) -> CompiledStateGraph:
         """Compile (once; cached per checkpointer and store) into a LangGraph graph.
 
+        The agent remembers the checkpointer: later run methods use it unless told otherwise.
+
         Args:
             checkpointer: a LangGraph saver, a URL (`memory:`, `sqlite:///runs.db`,
-                `postgresql://...`), `False` for none, or None for an in-memory saver.
+                `postgresql://...`), `False` for none, or None for the agent's default (see
+                `Agent.checkpointer`).
             store: a LangGraph store for long-term memory.
             interrupt_before: node names to pause before.
             interrupt_after: node names to pause after.
             debug: LangGraph debug output.
         """
-        from graphflow.checkpoint import resolve_checkpointer, schema_types
-
-        # keyed by the objects themselves (identity hash), so a collected saver's id is never reused
-        key = (
+        return runtime().compile(  # type: ignore[no-any-return]
+            self,
             checkpointer,
-            store,
-            tuple(interrupt_before or ()),
-            tuple(interrupt_after or ()),
-            debug,
+            store=store,
+            interrupt_before=interrupt_before,
+            interrupt_after=interrupt_after,
+            debug=debug,
         )
-        if key not in self._compiled:
-            saver = resolve_checkpointer(checkpointer, allowed_types=schema_types(self.walk()))
-            graph = self.to_graph().compile(
-                checkpointer=saver,
-                store=store,
-                interrupt_before=list(interrupt_before or []) or None,
-                interrupt_after=list(interrupt_after or []) or None,
-                debug=debug,
-                name=self.name,
-            )
-            self._compiled[key] = graph.with_config(  # type: ignore[assignment]
-                recursion_limit=DEFAULT_RECURSION_LIMIT
-            )
-        return self._compiled[key]
-
-    def _graph_for(self, checkpointer: Any) -> CompiledStateGraph:
-        return self.compile(checkpointer)
-
-    @asynccontextmanager
-    async def _agraph(self, checkpointer: Any) -> AsyncIterator[CompiledStateGraph]:
-        # SQLite/PostgreSQL URLs: an async saver opened for this call in the running loop and
-        # closed after it, on the graph compiled once without a saver
-        from graphflow.checkpoint import needs_async_saver, open_async_checkpointer, schema_types
-
-        if not needs_async_saver(checkpointer):
-            yield self.compile(checkpointer)
-            return
-        types = schema_types(self.walk())
-        async with open_async_checkpointer(checkpointer, allowed_types=types) as saver:
-            yield self.compile(False).copy(update={"checkpointer": saver})
 
     # -- running ---------------------------------------------------------------------------------
-
-    def _prepare(
-        self, input: AgentInput, thread_id: str | None, config: RunnableConfig | None
-    ) -> tuple[Any, RunnableConfig]:
-        cfg: dict[str, Any] = dict(config or {})
-        configurable = dict(cfg.get("configurable") or {})
-        configurable.setdefault(
-            "thread_id", thread_id or configurable.get("thread_id") or str(uuid.uuid4())
-        )
-        cfg["configurable"] = configurable
-        cfg.setdefault("recursion_limit", DEFAULT_RECURSION_LIMIT)
-        from graphflow.strategies.builder import strategy_for
-
-        for key, value in strategy_for(self).invoke_config(self).items():
-            cfg.setdefault(key, value)
-        return normalize_input(input), cfg  # type: ignore[return-value]
 
     def invoke(
         self,
@@ -256,17 +267,21 @@ class Agent(BaseModel):
         thread_id: str | None = None,
         config: RunnableConfig | None = None,
         checkpointer: Any = None,
-        durability: Literal["sync", "async", "exit"] = "sync",
+        durability: Durability = "sync",
     ) -> dict[str, Any]:
         """Run to the end (or to an interrupt) and return the final state.
 
         `input` may be a string (it becomes the `input` key and a user message), a message, a
         list of messages, a dict of state keys, or None to continue the thread's last run.
         """
-        graph = self._graph_for(checkpointer)
-        data, cfg = self._prepare(input, thread_id, config)
-        result = graph.invoke(data, cfg, durability=_durability(graph, durability))
-        return _public(result)
+        return runtime().invoke(  # type: ignore[no-any-return]
+            self,
+            input,
+            thread_id=thread_id,
+            config=config,
+            checkpointer=checkpointer,
+            durability=durability,
+        )
 
     async def ainvoke(
         self,
@@ -275,13 +290,17 @@ class Agent(BaseModel):
         thread_id: str | None = None,
         config: RunnableConfig | None = None,
         checkpointer: Any = None,
-        durability: Literal["sync", "async", "exit"] = "sync",
+        durability: Durability = "sync",
     ) -> dict[str, Any]:
         """Async `invoke`."""
-        data, cfg = self._prepare(input, thread_id, config)
-        async with self._agraph(checkpointer) as graph:
-            result = await graph.ainvoke(data, cfg, durability=_durability(graph, durability))
-        return _public(result)
+        return await runtime().ainvoke(  # type: ignore[no-any-return]
+            self,
+            input,
+            thread_id=thread_id,
+            config=config,
+            checkpointer=checkpointer,
+            durability=durability,
+        )
 
     def stream(
         self,
@@ -292,20 +311,21 @@ class Agent(BaseModel):
         checkpointer: Any = None,
         stream_mode: Any = "updates",
         subgraphs: bool = True,
-        durability: Literal["sync", "async", "exit"] = "sync",
+        durability: Durability = "sync",
     ) -> Iterator[Any]:
         """Stream LangGraph events (`(namespace, chunk)` pairs with `subgraphs=True`)."""
-        graph = self._graph_for(checkpointer)
-        data, cfg = self._prepare(input, thread_id, config)
-        yield from graph.stream(
-            data,
-            cfg,
+        return runtime().stream(  # type: ignore[no-any-return]
+            self,
+            input,
+            thread_id=thread_id,
+            config=config,
+            checkpointer=checkpointer,
             stream_mode=stream_mode,
             subgraphs=subgraphs,
-            durability=_durability(graph, durability),
+            durability=durability,
         )
 
-    async def astream(
+    def astream(
         self,
         input: AgentInput,
         *,
@@ -314,19 +334,19 @@ class Agent(BaseModel):
         checkpointer: Any = None,
         stream_mode: Any = "updates",
         subgraphs: bool = True,
-        durability: Literal["sync", "async", "exit"] = "sync",
+        durability: Durability = "sync",
     ) -> AsyncIterator[Any]:
         """Async `stream`."""
-        data, cfg = self._prepare(input, thread_id, config)
-        async with self._agraph(checkpointer) as graph:
-            async for event in graph.astream(
-                data,
-                cfg,
-                stream_mode=stream_mode,
-                subgraphs=subgraphs,
-                durability=_durability(graph, durability),
-            ):
-                yield event
+        return runtime().astream(  # type: ignore[no-any-return]
+            self,
+            input,
+            thread_id=thread_id,
+            config=config,
+            checkpointer=checkpointer,
+            stream_mode=stream_mode,
+            subgraphs=subgraphs,
+            durability=durability,
+        )
 
     def resume(
         self,
@@ -340,13 +360,9 @@ class Agent(BaseModel):
 
         `value` answers a pending interrupt (a dict of interrupt id -> value answers several).
         """
-        command: Command | None = None if value is None else Command(resume=value)
-        if value is not None:
-            from graphflow.hooks.builtins.approval import check_resume_value
-
-            snapshot = self.get_state(thread_id, checkpointer=checkpointer)
-            check_resume_value(snapshot.interrupts, value)
-        return self.invoke(command, thread_id=thread_id, checkpointer=checkpointer, config=config)
+        return runtime().resume(  # type: ignore[no-any-return]
+            self, thread_id, value, checkpointer=checkpointer, config=config
+        )
 
     async def aresume(
         self,
@@ -357,53 +373,35 @@ class Agent(BaseModel):
         config: RunnableConfig | None = None,
     ) -> dict[str, Any]:
         """Async `resume`."""
-        command: Command | None = None if value is None else Command(resume=value)
-        if value is not None:
-            from graphflow.hooks.builtins.approval import check_resume_value
-
-            async with self._agraph(checkpointer) as graph:
-                snapshot = await graph.aget_state(
-                    {"configurable": {"thread_id": thread_id}}, subgraphs=True
-                )
-            check_resume_value(snapshot.interrupts, value)
-        return await self.ainvoke(
-            command, thread_id=thread_id, checkpointer=checkpointer, config=config
-        )  # type: ignore[arg-type]
+        return await runtime().aresume(  # type: ignore[no-any-return]
+            self, thread_id, value, checkpointer=checkpointer, config=config
+        )
 
     def get_state(self, thread_id: str, *, checkpointer: Any = None) -> Any:
         """The thread's latest `StateSnapshot` (values, next nodes, pending interrupts)."""
-        graph = self._graph_for(checkpointer)
-        return graph.get_state({"configurable": {"thread_id": thread_id}}, subgraphs=True)
+        return runtime().get_state(self, thread_id, checkpointer=checkpointer)
 
     def runs(self, *, checkpointer: Any = None, limit: int | None = None) -> list[Any]:
         """`RunInfo` for every thread in the checkpointer (status, current agent, step), newest first."""
-        from graphflow.checkpoint.runs import list_runs
-
-        names = [a.name for a in self.walk()]
-        return list_runs(self._graph_for(checkpointer), agents=names, limit=limit)
+        return runtime().runs(self, checkpointer=checkpointer, limit=limit)  # type: ignore[no-any-return]
 
     def history(
         self, thread_id: str, *, checkpointer: Any = None, all_namespaces: bool = False
     ) -> list[Any]:
         """The thread's checkpoints (`CheckpointInfo`), newest first; sub-agents' too if asked."""
-        from graphflow.checkpoint.runs import run_history
+        return runtime().history(  # type: ignore[no-any-return]
+            self, thread_id, checkpointer=checkpointer, all_namespaces=all_namespaces
+        )
 
-        graph = self._graph_for(checkpointer)
-        return run_history(graph, thread_id, all_namespaces=all_namespaces)
+    # -- drawing and composing -------------------------------------------------------------------
 
-    def draw(self, format: str = "mermaid") -> str:
-        """Draw the graph with nested agents expanded as subgraphs: `mermaid` or `json`.
+    def draw(self, format: str = "mermaid", **options: Any) -> Any:
+        """Draw the agent tree (`mermaid`, `json`, ...; see `graphflow.visualize`)."""
+        return runtime().draw(self, format, **options)
 
-        (Graphviz, PlantUML and HTML drawings belong to the visualize layer, not built yet.)
-        """
-        graph = self.compile(False).get_graph(xray=True)
-        if format == "mermaid":
-            return graph.draw_mermaid()
-        if format == "json":
-            import json
-
-            return json.dumps(graph.to_json(), default=str, indent=2)
-        raise GraphflowConfigError(f"draw: unknown format {format!r}; use mermaid or json")
+    def draw_to(self, path: str | Path, **options: Any) -> Any:
+        """Write a drawing to `path`, the format chosen by its suffix."""
+        return runtime().draw_to(self, path, **options)
 
     def as_tool(self, name: str | None = None, description: str | None = None) -> BaseTool:
         """This agent as a tool of a `ReactAgent` (the supervisor pattern).
@@ -412,40 +410,4 @@ class Agent(BaseModel):
         (or its final message) is the tool's result. It runs in its own checkpoint namespace
         and none of its messages reach the caller's conversation.
         """
-        from graphflow.agents._as_tool import agent_as_tool
-
-        return agent_as_tool(self, name=name, description=description)
-
-
-def normalize_input(input: AgentInput | Command) -> Any:
-    """Turn what a user passes to `invoke` into a state update."""
-    if input is None or isinstance(input, Command):
-        return input
-    if isinstance(input, str):
-        return {INPUT: input, MESSAGES: [HumanMessage(content=input)]}
-    if isinstance(input, BaseMessage):
-        return {INPUT: input.text, MESSAGES: [input]}
-    if isinstance(input, dict):
-        data = dict(input)
-        if isinstance(data.get(INPUT), str) and MESSAGES not in data:
-            data[MESSAGES] = [HumanMessage(content=data[INPUT])]
-        return data
-    if isinstance(input, Sequence) and all(isinstance(m, BaseMessage) for m in input):
-        messages = list(input)
-        humans = [m for m in messages if isinstance(m, HumanMessage)]
-        return {INPUT: humans[-1].text if humans else "", MESSAGES: messages}
-    raise TypeError(
-        f"cannot run an agent on {type(input).__name__}; pass a string, a message, a list of "
-        "messages or a dict of state keys"
-    )
-
-
-def _durability(graph: Any, durability: Any) -> Any:
-    # without a checkpointer there is nothing to make durable (and LangGraph 1.2 fails on "sync")
-    return durability if graph.checkpointer else None
-
-
-def _public(result: Any) -> dict[str, Any]:
-    if not isinstance(result, dict):
-        return result
-    return {k: v for k, v in result.items() if not k.startswith("gf_")}
+        return runtime().as_tool(self, name, description)  # type: ignore[no-any-return]

@@ -42,4 +42,5 @@ def output_contains(key: str, token: str) -> Callable[[Mapping[str, Any]], bool]
         return token in render_value(state.get(key))
 
     predicate.__name__ = f"output_contains({key!r}, {token!r})"
+    predicate.reads = (key,)  # type: ignore[attr-defined]  # the one key it reads
     return predicate

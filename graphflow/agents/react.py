@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool, StructuredTool
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, PrivateAttr, field_validator, model_validator
 
 from graphflow.agents.base import Agent
-from graphflow.exceptions import GraphflowConfigError
+from graphflow.models import check_model_name, resolve_model
 
-__all__ = ("ReactAgent", "resolve_model")
+__all__ = ("ReactAgent",)
 
 
 class ReactAgent(Agent):
@@ -38,21 +37,16 @@ class ReactAgent(Agent):
     """Validate the final answer (JSON) into this model and write the object to `output_key`."""
     model_settings: dict[str, Any] = Field(default_factory=dict)
     """Extra keyword arguments bound to the model on every call (temperature, ...)."""
+    model_timeout: float | None = Field(default=600.0, gt=0)
+    """Seconds one model call may take; then it fails with `ModelTimeoutError` (which
+    `ModelRetry` retries). None: no limit (not recommended: a stalled endpoint hangs the run)."""
+
+    _tool_objects: tuple[tuple[int, ...], list[BaseTool]] | None = PrivateAttr(default=None)
 
     @field_validator("model")
     @classmethod
     def _valid_model(cls, value: BaseChatModel | str) -> BaseChatModel | str:
-        if isinstance(value, str) and ":" not in value:
-            raise ValueError(
-                f"model {value!r}: use 'openai:<model name>' (any OpenAI-compatible endpoint via "
-                "OPENAI_BASE_URL) or pass a LangChain chat model instance"
-            )
-        if isinstance(value, str) and value.split(":", 1)[0] != "openai":
-            raise ValueError(
-                f"model {value!r}: unknown provider {value.split(':', 1)[0]!r}; only 'openai:' "
-                "strings are built in — pass a LangChain chat model instance for other providers"
-            )
-        return value
+        return check_model_name(value) if isinstance(value, str) else value
 
     @model_validator(mode="after")
     def _valid_tools(self) -> ReactAgent:
@@ -68,26 +62,17 @@ class ReactAgent(Agent):
         return self
 
     def tool_objects(self) -> list[BaseTool]:
-        """The tools as LangChain `BaseTool`s."""
-        return [
-            t if isinstance(t, BaseTool) else StructuredTool.from_function(t) for t in self.tools
-        ]
+        """The tools as LangChain `BaseTool`s (plain functions wrapped once)."""
+        # keyed by the tools' identities, so an in-place edit of the list is seen too
+        key = tuple(id(t) for t in self.tools)
+        if self._tool_objects is None or self._tool_objects[0] != key:
+            objects = [
+                t if isinstance(t, BaseTool) else StructuredTool.from_function(t)
+                for t in self.tools
+            ]
+            self._tool_objects = (key, objects)
+        return list(self._tool_objects[1])
 
     def chat_model(self) -> BaseChatModel:
         """The chat model, built from the `openai:` string when needed."""
         return resolve_model(self.model, agent=self.name)
-
-
-def resolve_model(model: BaseChatModel | str, *, agent: str) -> BaseChatModel:
-    """Build a chat model from an `openai:<name>` string; pass instances through."""
-    if not isinstance(model, str):
-        return model
-    if not os.environ.get("OPENAI_API_KEY"):
-        raise GraphflowConfigError(
-            f"Agent `{agent}`: model {model!r} needs OPENAI_API_KEY (and OPENAI_BASE_URL for a "
-            "non-OpenAI endpoint such as DashScope, DeepSeek, vLLM or Ollama); set them, or pass "
-            "a chat model instance (graphflow.testing.ScriptedChatModel for tests)"
-        )
-    from langchain_openai import ChatOpenAI
-
-    return ChatOpenAI(model=model.split(":", 1)[1], base_url=os.environ.get("OPENAI_BASE_URL"))

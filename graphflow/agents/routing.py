@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from langchain_core.language_models import BaseChatModel
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from graphflow.agents.base import Agent
-from graphflow.agents.react import resolve_model
+from graphflow.models import check_model_name, resolve_model
 
 __all__ = ("LlmRoutingAgent",)
 
@@ -30,6 +30,13 @@ class LlmRoutingAgent(Agent):
     """Allow the model to choose several routes, run concurrently."""
     max_retries: int = Field(default=2, ge=0)
     """Re-ask the model this many times after an invalid choice."""
+    model_timeout: float | None = Field(default=600.0, gt=0)
+    """Seconds one routing call may take; then it fails with `ModelTimeoutError`."""
+
+    @field_validator("model")
+    @classmethod
+    def _valid_model(cls, value: BaseChatModel | str) -> BaseChatModel | str:
+        return check_model_name(value) if isinstance(value, str) else value
 
     @model_validator(mode="after")
     def _check(self) -> LlmRoutingAgent:

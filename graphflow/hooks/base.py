@@ -20,7 +20,7 @@ re-runs the hook from its start and `interrupt` then returns the answer, so code
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -96,6 +96,9 @@ class ModelRequest:
     """The agent's state (read-only by convention)."""
     call_number: int
     """0-based index of this model call within the agent invocation."""
+    state_update: dict[str, Any] = field(default_factory=dict)
+    """State writes to store with this model step (a hook that rewrites the request may record
+    what it did, e.g. a summary in the agent's own `gf_context` channel)."""
 
     def override(self, **changes: Any) -> ModelRequest:
         """A copy with some fields replaced."""
@@ -138,6 +141,14 @@ class Hook:
     def name(self) -> str:
         """A short name for this hook instance (class name by default)."""
         return type(self).__name__
+
+    def validate_resume(self, interrupts: Sequence[Any], value: Any) -> None:
+        """Check an answer to pending interrupts before it is stored; raise `ValueError` if bad.
+
+        LangGraph saves a resume value in the thread before the paused code reads it, so an answer
+        the hook would refuse must be refused here, or it wedges the thread. `interrupts` are the
+        thread's pending `Interrupt`s (a hook looks only at those it raised). Default: accept.
+        """
 
 
 class AgentHook(Hook):

@@ -1,7 +1,25 @@
-"""Strategies that turn agent specs into LangGraph `StateGraph`s, one per agent kind."""
+"""Strategies that turn agent specs into LangGraph `StateGraph`s, one per agent kind.
 
+This module is the one place the built-in kinds are registered.
+"""
+
+from graphflow.agents import (
+    FunctionAgent,
+    LlmRoutingAgent,
+    LoopAgent,
+    ParallelAgent,
+    ReactAgent,
+    SequentialAgent,
+)
 from graphflow.strategies.base import BuildContext, FlowGraphBuildingStrategy
-from graphflow.strategies.builder import FlowGraphBuilder, register_strategy, strategy_for
+from graphflow.strategies.builder import FlowGraphBuilder
+from graphflow.strategies.function import FunctionStrategy
+from graphflow.strategies.loop import LoopStrategy
+from graphflow.strategies.parallel import ParallelStrategy
+from graphflow.strategies.react import ReactStrategy
+from graphflow.strategies.registry import register_strategy, strategy_for
+from graphflow.strategies.routing import RoutingStrategy
+from graphflow.strategies.sequential import SequentialStrategy
 
 __all__ = (
     "BuildContext",
@@ -10,3 +28,13 @@ __all__ = (
     "register_strategy",
     "strategy_for",
 )
+
+for _agent_type, _strategy in (
+    (ReactAgent, ReactStrategy()),
+    (SequentialAgent, SequentialStrategy()),
+    (ParallelAgent, ParallelStrategy()),
+    (LoopAgent, LoopStrategy()),
+    (LlmRoutingAgent, RoutingStrategy()),
+    (FunctionAgent, FunctionStrategy()),
+):
+    register_strategy(_agent_type, _strategy)

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from graphflow.agents.base import Agent
     from graphflow.strategies.builder import FlowGraphBuilder
 
-__all__ = ("BuildContext", "FlowGraphBuildingStrategy")
+__all__ = ("BuildContext", "FlowGraphBuildingStrategy", "final_answer", "input_reads")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -27,24 +27,32 @@ class BuildContext:
     builder: FlowGraphBuilder
     """The builder: use it to build sub-agents (`builder.child_node`)."""
     keys: frozenset[str]
+    """The state keys of this agent's graph: every key of the tree for the root and for agents
+    running user code (hooks, functions), else only what the agent and its sub-agents read or
+    write — a sub-agent's checkpoints then hold its own data, not a copy of the whole state."""
+    tree_keys: frozenset[str] = frozenset()
     """Every state key of the tree (output keys and input keys)."""
     path: tuple[str, ...] = ()
     """Names from the root to this agent."""
     in_loop: bool = False
     """Whether a `LoopAgent` encloses this agent."""
+    is_root: bool = False
+    """Whether this agent is the root of the tree (its graph is the one users invoke)."""
     extra: Mapping[str, Any] = field(default_factory=dict)
     """Extra schema fields for this agent's graph (private channels)."""
 
     def schema(self, extra: Mapping[str, Any] | None = None) -> type:
-        """The tree's state schema, plus `extra` private channels for this graph."""
+        """This graph's state schema, plus `extra` private channels."""
         return build_state_schema(self.keys, extra={**self.extra, **(extra or {})})
 
     def child(self, agent: Agent, *, in_loop: bool | None = None) -> BuildContext:
         """The context for a sub-agent."""
         return replace(
             self,
+            keys=self.builder.keys_for(agent, self.tree_keys),
             path=(*self.path, agent.name),
             in_loop=self.in_loop if in_loop is None else in_loop,
+            is_root=False,
             extra={},
         )
 
@@ -53,8 +61,8 @@ class FlowGraphBuildingStrategy(ABC):
     """Turns one kind of agent into a `StateGraph` running on the tree's shared state.
 
     Only `build_graph` is required. The other methods describe the agent to the builder (what it
-    writes, where its result is) and how its subgraph exchanges state with its parent; their
-    defaults fit most agents. Register a strategy for your own agent class with
+    writes and reads, where its result is) and how its subgraph exchanges state with its parent;
+    their defaults fit most agents. Register a strategy for your own agent class with
     `register_strategy(MyAgent, MyStrategy())`.
     """
 
@@ -72,6 +80,15 @@ class FlowGraphBuildingStrategy(ABC):
     def own_writes(self, agent: Agent) -> set[str]:
         """State keys this agent writes itself (not counting sub-agents)."""
         return {agent.output_key} if agent.output_key else set()
+
+    def reads(self, agent: Agent) -> set[str] | None:
+        """State keys this agent itself reads (not counting sub-agents), or None for any key.
+
+        The default, None, suits agents that run user code over the state: their graph gets
+        every key of the tree. Built-in kinds that only read their instruction's placeholders
+        say so, and their subgraphs carry only what they use.
+        """
+        return None
 
     def result_key(self, agent: Agent) -> str | None:
         """The key holding this agent's result, for parents that collect results."""
@@ -93,9 +110,35 @@ class FlowGraphBuildingStrategy(ABC):
         """Extra run config for this agent's subgraph (e.g. `max_concurrency`)."""
         return {}
 
+    def entry_update(
+        self, agent: Agent, state: Mapping[str, Any], ctx: BuildContext
+    ) -> dict[str, Any]:
+        """The state update that starts one invocation of the agent (default: none).
+
+        A ReAct agent's instruction message, a loop's pass counter. graphflow applies it without
+        a step of its own: the parent's sub-agent node sends it with the agent's input, the last
+        `before_agent` hook node writes it with its own update, and only a root agent without
+        hooks gets a `prepare` node for it.
+        """
+        return {}
+
+    def inline(self, agent: Agent, ctx: BuildContext) -> tuple[Any, Any] | None:
+        """`(sync, async)` node bodies that run the agent in its parent's graph, or None.
+
+        An agent whose whole graph would be one node (a `FunctionAgent` without hooks) runs as a
+        node of its parent instead of a subgraph: the same semantics without a second LangGraph
+        invocation. The bodies take `(state, config)` and return the agent's update.
+        """
+        return None
+
     def hand_back(self, agent: Agent, new_messages: list[BaseMessage]) -> list[BaseMessage]:
         """Which of the messages the agent produced reach its parent (default: all)."""
         return [_without_tool_calls(m) if _dangling(m, new_messages) else m for m in new_messages]
+
+
+def input_reads(agent: Agent) -> set[str]:
+    """What an agent reading only its instruction needs: the placeholders and declared inputs."""
+    return {p.name for p in agent.placeholders()} | set(agent.input_keys)
 
 
 def _dangling(message: BaseMessage, messages: list[BaseMessage]) -> bool:
@@ -113,6 +156,7 @@ def _without_tool_calls(message: BaseMessage) -> BaseMessage:
         id=message.id,
         additional_kwargs=kwargs,
         response_metadata=message.response_metadata,
+        usage_metadata=getattr(message, "usage_metadata", None),
     )
 
 

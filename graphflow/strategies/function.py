@@ -1,4 +1,8 @@
-"""Strategy for `FunctionAgent`: one node that calls the user's function."""
+"""Strategy for `FunctionAgent`: the user's function as a node.
+
+Without agent hooks a `FunctionAgent` runs inline — one node of its parent's graph, no subgraph
+of its own. With hooks (or as the root) it is a graph of one `run` node between its hook nodes.
+"""
 
 from __future__ import annotations
 
@@ -14,14 +18,16 @@ from typing_extensions import override
 from graphflow.exceptions import AgentRunError
 from graphflow.hooks._runner import run_sync_in_thread
 from graphflow.state import AGENT_STATUS
-from graphflow.strategies._nodes import HookChain, guarded
+from graphflow.strategies._agent_hooks import HookChain, guarded
 from graphflow.strategies.base import BuildContext, FlowGraphBuildingStrategy
 
 __all__ = ("FunctionStrategy",)
 
+RUN = "run"
+
 
 class FunctionStrategy(FlowGraphBuildingStrategy):
-    """Builds a `FunctionAgent`'s graph."""
+    """Builds a `FunctionAgent`'s graph, or runs it inline in its parent's."""
 
     @override
     def children(self, agent: Any) -> list[Any]:
@@ -32,9 +38,10 @@ class FunctionStrategy(FlowGraphBuildingStrategy):
         return set(agent.writes) | ({agent.output_key} if agent.output_key else set())
 
     @override
-    def build_graph(self, agent: Any, ctx: BuildContext) -> StateGraph:
-        graph: StateGraph = StateGraph(ctx.schema())
-        hooks = HookChain(agent)
+    def inline(self, agent: Any, ctx: BuildContext) -> tuple[Any, Any] | None:
+        return self._bodies(agent)
+
+    def _bodies(self, agent: Any) -> tuple[Any, Any]:
         fn = agent.fn
         is_async = inspect.iscoroutinefunction(fn)
         allowed = set(agent.writes)
@@ -74,13 +81,21 @@ class FunctionStrategy(FlowGraphBuildingStrategy):
         async def arun(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
             if is_async:
                 return to_update(await fn(state))
-            # copy the context: LangGraph's config (interrupt(), get_config()) lives in contextvars
+            # the function may block: run it on a thread, in a copy of this context (LangGraph's
+            # config, interrupt() and get_config() live in contextvars)
             ctx = contextvars.copy_context()
             value = await asyncio.get_running_loop().run_in_executor(None, ctx.run, fn, state)
             if inspect.isawaitable(value):
                 value = await value
             return to_update(value)
 
-        graph.add_node("run", guarded(agent, "run", run, arun))
-        hooks.install(graph, "run", "run")
+        return run, arun
+
+    @override
+    def build_graph(self, agent: Any, ctx: BuildContext) -> StateGraph:
+        graph: StateGraph = StateGraph(ctx.schema())
+        hooks = HookChain(agent)
+        run, arun = self._bodies(agent)
+        graph.add_node(RUN, guarded(agent, RUN, run, arun))
+        hooks.install(graph, RUN, RUN, is_root=ctx.is_root)
         return graph

@@ -1,27 +1,55 @@
-"""Strategy for `LoopAgent`: gf_loop_start → body… → gf_check ⟲ (a do-while loop)."""
+"""Strategy for `LoopAgent`: its body as a chain that goes round until the loop ends (do-while).
+
+There are no bookkeeping nodes: the loop's entry (pass 0, status `running`, the keys its body
+writes cleared) is sent with its input by the parent's node, and the exit check runs in the
+node of the body's last sub-agent (or of one that called `exit_loop`) right after it returns —
+it either counts the pass and goes round, or writes why the loop ended and leaves.
+
+Keys the body writes are cleared when the loop starts, so a new turn on a finished thread never
+shows the first pass an old pass's result (a reviewer's APPROVE from the last turn read by this
+turn's writer as feedback).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from langchain_core.runnables import RunnableConfig
 from langgraph.graph import StateGraph
-from langgraph.types import Command
 from typing_extensions import override
 
-from graphflow.state import AGENT_STATUS, EXIT_LOOP, LOOP_ITERATION
-from graphflow.strategies._nodes import HookChain, guarded, node
+from graphflow.exceptions import AgentRunError
+from graphflow.state import AGENT_STATUS, EXIT_LOOP, LOOP_ITERATION, MESSAGES, merge_dicts
+from graphflow.strategies._agent_hooks import HookChain
 from graphflow.strategies.base import BuildContext
 from graphflow.strategies.sequential import SequentialStrategy, chain
 
 __all__ = ("LoopStrategy",)
 
 
+def _preview(state: Mapping[str, Any], update: Mapping[str, Any]) -> dict[str, Any]:
+    """The state as the exit check sees it: `update` applied (messages appended, statuses merged)."""
+    view = {**state, **update}
+    if MESSAGES in update:
+        view[MESSAGES] = [*(state.get(MESSAGES) or []), *update[MESSAGES]]
+    if AGENT_STATUS in update:
+        view[AGENT_STATUS] = merge_dicts(state.get(AGENT_STATUS), update[AGENT_STATUS])
+    return view
+
+
 class LoopStrategy(SequentialStrategy):
     """Builds a `LoopAgent`'s graph: a repeated sequence (its result key is the sequence's)."""
 
     consumes_exit_loop = True
+
+    @override
+    def reads(self, agent: Any) -> set[str] | None:
+        if agent.until is None:
+            return set(agent.input_keys)
+        # a predicate may say what it reads (output_contains does); any other may read anything
+        declared = getattr(agent.until, "reads", None)
+        return None if declared is None else set(declared) | set(agent.input_keys)
 
     @override
     def check_dataflow(
@@ -33,37 +61,81 @@ class LoopStrategy(SequentialStrategy):
             available = ctx.builder.check(child, available, inner.child(child))
         return available | self.own_writes(agent)
 
+    def cleared_keys(self, agent: Any, ctx: BuildContext) -> list[str]:
+        """The keys the loop's passes write, cleared when the loop starts (not caller inputs)."""
+        out: set[str] = set()
+        for child in agent.sub_agents:
+            out |= ctx.builder.writes(child)
+        return sorted(out - ctx.builder.input_keys)
+
+    @override
+    def entry_update(
+        self, agent: Any, state: Mapping[str, Any], ctx: BuildContext
+    ) -> dict[str, Any]:
+        return {
+            LOOP_ITERATION: 0,
+            EXIT_LOOP: False,
+            AGENT_STATUS: {agent.name: "running"},
+            **dict.fromkeys(self.cleared_keys(agent, ctx)),
+        }
+
     @override
     def build_graph(self, agent: Any, ctx: BuildContext) -> StateGraph:
         graph: StateGraph = StateGraph(ctx.schema())
         hooks = HookChain(agent)
         body = list(agent.sub_agents)
-        first = body[0].name
         last_key = ctx.builder.result_key(body[-1])
+        done = hooks.after_entry
 
-        def start(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-            return {LOOP_ITERATION: 0, EXIT_LOOP: False, AGENT_STATUS: {agent.name: "running"}}
-
-        def check(state: dict[str, Any], config: RunnableConfig) -> Command:
+        def check(state: Mapping[str, Any], update: dict[str, Any]) -> dict[str, Any]:
+            view = _preview(state, update)
             iteration = int(state.get(LOOP_ITERATION) or 0)
-            if state.get(EXIT_LOOP):
+            if view.get(EXIT_LOOP):
                 reason = "exit_loop"
-            elif agent.until is not None and agent.until(state):
+            elif agent.until is not None and _until(agent, view):
                 reason = "until"
             elif iteration + 1 >= agent.max_iterations:
                 reason = "max_iterations"
             else:
-                return Command(goto=first, update={LOOP_ITERATION: iteration + 1})
-            update: dict[str, Any] = {AGENT_STATUS: {agent.name: reason}, EXIT_LOOP: False}
+                return {**update, LOOP_ITERATION: iteration + 1}
+            statuses = {**update.get(AGENT_STATUS, {}), agent.name: reason}
+            out = {**update, AGENT_STATUS: statuses, EXIT_LOOP: False}
             if agent.output_key:
-                update[agent.output_key] = state.get(last_key) if last_key else None
-            return Command(goto=hooks.after_entry, update=update)
+                out[agent.output_key] = view.get(last_key) if last_key else None
+            return out
 
-        graph.add_node("gf_loop_start", node("gf_loop_start", start))
-        graph.add_node(
-            "gf_check", guarded(agent, "gf_check", check), destinations=(first, hooks.after_entry)
+        def running(state: Mapping[str, Any]) -> bool:
+            return (state.get(AGENT_STATUS) or {}).get(agent.name) == "running"
+
+        chain(
+            graph,
+            agent,
+            replace(ctx, in_loop=True),
+            body,
+            exit_to=done,
+            after_last=body[0].name,
+            finalize=check,
+            proceed=running,
+            in_loop=True,
         )
-        chain(graph, agent, replace(ctx, in_loop=True), body, "gf_check", in_loop=True)
-        graph.add_edge("gf_loop_start", first)
-        hooks.install(graph, "gf_loop_start", None)
+        hooks.install(
+            graph,
+            body[0].name,
+            None,
+            is_root=ctx.is_root,
+            entry_update=lambda state: self.entry_update(agent, state, ctx),
+        )
         return graph
+
+
+def _until(agent: Any, state: Mapping[str, Any]) -> bool:
+    try:
+        return bool(agent.until(state))
+    except Exception as exc:
+        name = getattr(agent.until, "__name__", repr(agent.until))
+        raise AgentRunError(
+            f"LoopAgent `{agent.name}`: its until predicate {name} raised "
+            f"{type(exc).__name__}: {exc}; fix the predicate (it receives the state after each "
+            "pass), then resume the run (agent.resume(thread_id))",
+            agent=agent.name,
+        ) from exc

@@ -1,14 +1,16 @@
-"""Strategy for `ParallelAgent`: branches in one superstep, then `gf_merge`.
+"""Strategy for `ParallelAgent`: branches in one superstep, then the `gf_merge` join.
 
 Branches run as tasks of one LangGraph superstep — concurrently under `invoke` (thread pool) and
 `ainvoke` (asyncio). A failing branch waits for its running siblings (so their results are saved
-as the step's writes), then raises `ParallelBranchError`. On `resume`, LangGraph re-runs only the
-failed task, under the same task id, so the failed branch continues from its own last checkpoint
-instead of starting over. Branch messages reach the parent in declaration order at `gf_merge`.
+as the step's writes), then raises `ParallelBranchError` (see `_branch_barrier`). On `resume`,
+LangGraph re-runs only the failed task, under the same task id, so the failed branch continues
+from its own last checkpoint instead of starting over. Branch messages reach the parent in
+declaration order at `gf_merge`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 from langchain_core.runnables import RunnableConfig
@@ -16,17 +18,16 @@ from langgraph.graph import StateGraph
 from typing_extensions import override
 
 from graphflow.instructions import render_value
-from graphflow.state import AGENT_STATUS, MESSAGES, merge_dicts
-from graphflow.strategies._nodes import HookChain, guarded
+from graphflow.state import AGENT_STATUS, HELD_MESSAGES, MESSAGES, merge_dicts
+from graphflow.strategies._agent_hooks import HookChain, guarded
 from graphflow.strategies.base import BuildContext, FlowGraphBuildingStrategy
 
-__all__ = ("ParallelStrategy", "merge_results", "release_held")
+__all__ = ("MERGE", "ParallelStrategy", "merge_results", "release_held")
 
-HELD_MESSAGES = "gf_branch_messages"
-"""Private channel: branch name -> the messages it handed back, until `gf_merge` orders them."""
+MERGE = "gf_merge"
 
 
-def release_held(state: dict[str, Any], names: list[str]) -> dict[str, Any]:
+def release_held(state: Mapping[str, Any], names: list[str]) -> dict[str, Any]:
     """The update handing held branch messages on in declaration order, and clearing them.
 
     Concurrent branches finish in any order, and LangGraph applies one step's writes in node-name
@@ -59,6 +60,10 @@ class ParallelStrategy(FlowGraphBuildingStrategy):
     @override
     def own_writes(self, agent: Any) -> set[str]:
         return {k for k in (agent.output_key, agent.merged_key) if k}
+
+    @override
+    def reads(self, agent: Any) -> set[str] | None:
+        return set(agent.input_keys)
 
     @override
     def result_key(self, agent: Any) -> str | None:
@@ -116,8 +121,8 @@ class ParallelStrategy(FlowGraphBuildingStrategy):
                     collect_messages=HELD_MESSAGES,
                 ),
             )
-        graph.add_node("gf_merge", guarded(agent, "gf_merge", merge))
+        graph.add_node(MERGE, guarded(agent, MERGE, merge))
         # a join edge: gf_merge runs once every branch of this invocation has finished
-        graph.add_edge(names, "gf_merge")
-        hooks.install(graph, names, "gf_merge")
+        graph.add_edge(names, MERGE)
+        hooks.install(graph, names, MERGE, is_root=ctx.is_root)
         return graph

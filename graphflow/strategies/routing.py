@@ -1,7 +1,16 @@
-"""Strategy for `LlmRoutingAgent`: gf_route (model picks) → chosen routes → gf_done."""
+"""Strategy for `LlmRoutingAgent`: `gf_route` (the model picks) → the chosen routes.
+
+The choice is structured output validated against the route names; an invalid one is retried as
+its own step (`gf_route` loops to itself with the errors as feedback), so a resumed run never
+repeats a finished attempt. One chosen route writes the router's result in its own node; several
+(`multi=True`) run concurrently and meet at `gf_done`, which hands their messages on in
+declaration order.
+"""
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
@@ -14,16 +23,33 @@ from typing_extensions import override
 from graphflow.exceptions import RoutingError
 from graphflow.instructions import render_template
 from graphflow.messages import instruction_message
-from graphflow.state import AGENT_STATUS, INPUT, MESSAGES, ROUTES, merge_dicts
-from graphflow.strategies._nodes import HookChain, guarded, node
-from graphflow.strategies.base import BuildContext, FlowGraphBuildingStrategy
-from graphflow.strategies.builder import query_message
-from graphflow.strategies.parallel import HELD_MESSAGES, release_held
+from graphflow.state import (
+    AGENT_STATUS,
+    HELD_MESSAGES,
+    INPUT,
+    MESSAGES,
+    ROUTE_ERRORS,
+    ROUTES,
+    merge_dicts,
+)
+from graphflow.strategies._agent_hooks import HookChain, guarded
+from graphflow.strategies._model_call import (
+    acall_with_timeout,
+    call_with_timeout,
+    model_timeout_error,
+)
+from graphflow.strategies.base import BuildContext, FlowGraphBuildingStrategy, input_reads
+from graphflow.strategies.parallel import release_held
 
-__all__ = ("RoutingStrategy",)
+__all__ = ("DONE", "ROUTE", "RoutingStrategy", "query_message")
 
-ROUTE_ERRORS = "gf_route_errors"
-"""Private channel: why the previous attempts of this routing were invalid (fed back)."""
+ROUTE = "gf_route"
+DONE = "gf_done"
+
+
+def query_message(text: str) -> HumanMessage:
+    """A user message carrying a router's rewritten query."""
+    return HumanMessage(content=text, id=f"route-{uuid.uuid4()}")
 
 
 def _choice_schema(agent: Any) -> type[BaseModel]:
@@ -72,6 +98,10 @@ class RoutingStrategy(FlowGraphBuildingStrategy):
     """Builds an `LlmRoutingAgent`'s graph."""
 
     @override
+    def reads(self, agent: Any) -> set[str] | None:
+        return input_reads(agent) | ({INPUT} if agent.include_contents == "none" else set())
+
+    @override
     def check_dataflow(
         self, agent: Any, available: frozenset[str], ctx: BuildContext
     ) -> frozenset[str]:
@@ -92,11 +122,20 @@ class RoutingStrategy(FlowGraphBuildingStrategy):
         return {"max_concurrency": len(agent.sub_agents)} if agent.multi else {}
 
     @override
+    def entry_update(
+        self, agent: Any, state: Mapping[str, Any], ctx: BuildContext
+    ) -> dict[str, Any]:
+        return {ROUTE_ERRORS: [], ROUTES: {}}
+
+    @override
     def build_graph(self, agent: Any, ctx: BuildContext) -> StateGraph:
-        # chosen routes run concurrently when multi: hand their messages on in declaration order
         graph: StateGraph = StateGraph(
             ctx.schema(
-                {HELD_MESSAGES: Annotated[dict[str, Any], merge_dicts], ROUTE_ERRORS: list[str]}
+                {
+                    HELD_MESSAGES: Annotated[dict[str, Any], merge_dicts],
+                    ROUTE_ERRORS: list[str],
+                    ROUTES: dict[str, Any],
+                }
             )
         )
         hooks = HookChain(agent)
@@ -107,8 +146,9 @@ class RoutingStrategy(FlowGraphBuildingStrategy):
         schema = _choice_schema(agent)
         model = agent.chat_model()
         system = _prompt(agent)
+        after = hooks.after_entry
 
-        def messages_for(state: dict[str, Any]) -> list[BaseMessage]:
+        def messages_for(state: Mapping[str, Any]) -> list[BaseMessage]:
             msgs: list[BaseMessage] = [SystemMessage(content=system)]
             if agent.include_contents == "default":
                 msgs += list(state.get(MESSAGES) or [])
@@ -144,15 +184,15 @@ class RoutingStrategy(FlowGraphBuildingStrategy):
                 )
             )
 
-        def finish(choice: dict[str, str | None]) -> Command:
+        def chosen(choice: dict[str, str | None]) -> Command:
             return Command(goto=list(choice), update={ROUTES: choice, ROUTE_ERRORS: []})
 
         def retry_or_fail(errors: list[str]) -> Command:
             if len(errors) <= agent.max_retries:
                 # each attempt is its own step: a resumed run never repeats a finished one
-                return Command(goto="gf_route", update={ROUTE_ERRORS: errors})
+                return Command(goto=ROUTE, update={ROUTE_ERRORS: errors})
             if agent.fallback:
-                return finish({agent.fallback: None})
+                return chosen({agent.fallback: None})
             raise RoutingError(
                 f"LlmRoutingAgent `{agent.name}`: no valid route after {len(errors)} attempts "
                 f"({'; '.join(errors)}); valid routes: {', '.join(names)}. Set fallback= to run "
@@ -160,48 +200,38 @@ class RoutingStrategy(FlowGraphBuildingStrategy):
                 agent=agent.name,
             )
 
-        def attempt_messages(state: dict[str, Any]) -> list[BaseMessage]:
+        def attempt_messages(state: Mapping[str, Any]) -> list[BaseMessage]:
             errors = state.get(ROUTE_ERRORS) or []
             return [*messages_for(state), *(feedback(e) for e in errors)]
 
-        def failed(state: dict[str, Any], exc: Exception) -> Command:
+        def failed(state: Mapping[str, Any], exc: Exception) -> Command:
             return retry_or_fail([*(state.get(ROUTE_ERRORS) or []), _describe(exc)])
 
         structured = model.with_structured_output(schema, include_raw=True)
 
+        def timed_out() -> BaseException:
+            return model_timeout_error(agent.name, model, agent.model_timeout)
+
         def route(state: dict[str, Any], config: RunnableConfig) -> Command:
             try:
-                out = structured.invoke(attempt_messages(state), config)
-                return finish(decide(parse(out)))
+                out = call_with_timeout(
+                    structured, attempt_messages(state), config, agent.model_timeout, timed_out
+                )
+                return chosen(decide(parse(out)))
             except (ValidationError, ValueError) as exc:
                 return failed(state, exc)
 
         async def aroute(state: dict[str, Any], config: RunnableConfig) -> Command:
             try:
-                out = await structured.ainvoke(attempt_messages(state), config)
-                return finish(decide(parse(out)))
+                out = await acall_with_timeout(
+                    structured, attempt_messages(state), config, agent.model_timeout, timed_out
+                )
+                return chosen(decide(parse(out)))
             except (ValidationError, ValueError) as exc:
                 return failed(state, exc)
 
-        def start(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-            return {ROUTE_ERRORS: [], ROUTES: {}}
-
-        def done(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-            chosen = list((state.get(ROUTES) or {}).keys())
-            update: dict[str, Any] = {AGENT_STATUS: {agent.name: "completed"}}
-            update.update(release_held(state, names))
-            if agent.output_key:
-                if agent.multi:
-                    update[agent.output_key] = {
-                        k: state.get(k) for c in chosen if (k := keys.get(c))
-                    }
-                else:
-                    key = keys.get(chosen[0], None) if chosen else None
-                    update[agent.output_key] = state.get(key) if key else None
-            return update
-
         def with_query(name: str) -> Any:
-            def prepare(state: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+            def prepare(state: Mapping[str, Any], data: dict[str, Any]) -> dict[str, Any]:
                 query = (state.get(ROUTES) or {}).get(name)
                 if query:
                     data[INPUT] = query
@@ -210,13 +240,29 @@ class RoutingStrategy(FlowGraphBuildingStrategy):
 
             return prepare
 
-        graph.add_node("gf_route_start", node("gf_route_start", start))
-        graph.add_edge("gf_route_start", "gf_route")
-        graph.add_node(
-            "gf_route",
-            guarded(agent, "gf_route", route, aroute),
-            destinations=(*names, "gf_route"),
-        )
+        def result_of(state: Mapping[str, Any], update: dict[str, Any], key: str | None) -> Any:
+            return update.get(key, state.get(key)) if key else None
+
+        def single_done(route_name: str) -> Any:
+            # one route: its node writes the router's result (no join node)
+            def complete(state: Mapping[str, Any], update: dict[str, Any]) -> dict[str, Any]:
+                out = {**update}
+                out[AGENT_STATUS] = {**update.get(AGENT_STATUS, {}), agent.name: "completed"}
+                if agent.output_key:
+                    out[agent.output_key] = result_of(state, update, keys.get(route_name))
+                return out
+
+            return complete
+
+        def done(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+            picked = list((state.get(ROUTES) or {}).keys())
+            update: dict[str, Any] = {AGENT_STATUS: {agent.name: "completed"}}
+            update.update(release_held(state, names))
+            if agent.output_key:
+                update[agent.output_key] = {k: state.get(k) for c in picked if (k := keys.get(c))}
+            return update
+
+        graph.add_node(ROUTE, guarded(agent, ROUTE, route, aroute), destinations=(*names, ROUTE))
         for r in routes:
             graph.add_node(
                 r.name,
@@ -226,10 +272,19 @@ class RoutingStrategy(FlowGraphBuildingStrategy):
                     prepare=with_query(r.name),
                     owner=agent,
                     branch_of=agent if agent.multi else None,
-                    collect_messages=HELD_MESSAGES,
+                    collect_messages=HELD_MESSAGES if agent.multi else None,
+                    finalize=None if agent.multi else single_done(r.name),
                 ),
             )
-            graph.add_edge(r.name, "gf_done")
-        graph.add_node("gf_done", guarded(agent, "gf_done", done))
-        hooks.install(graph, "gf_route_start", "gf_done")
+            graph.add_edge(r.name, DONE if agent.multi else after)
+        if agent.multi:
+            graph.add_node(DONE, guarded(agent, DONE, done))
+            graph.add_edge(DONE, after)
+        hooks.install(
+            graph,
+            ROUTE,
+            None,
+            is_root=ctx.is_root,
+            entry_update=lambda state: self.entry_update(agent, state, ctx),
+        )
         return graph

@@ -69,6 +69,10 @@ class HumanApproval(ToolHook):
             return _rejected(request, payload)
         return await handler(_edited(request, payload) if decision == "edit" else request)
 
+    def validate_resume(self, interrupts: Sequence[Any], value: Any) -> None:
+        """Refuse an answer to a pending approval that `wrap_tool_call` could not understand."""
+        check_resume_value(interrupts, value)
+
     def approval_request(self, request: ToolCallRequest) -> dict[str, Any]:
         """The interrupt value shown to the reviewer for `request`."""
         call = request.tool_call

@@ -24,12 +24,10 @@ from langchain_core.messages import AIMessage, BaseMessage
 
 from graphflow.exceptions import CallLimitExceeded, ModelCallLimitExceeded, ToolCallLimitExceeded
 from graphflow.hooks.base import ModelHook, ModelRequest
+from graphflow.messages import LIMIT_MARK
 from graphflow.state import MESSAGES
 
 __all__ = ("LIMIT_MARK", "ModelCallLimit", "ToolCallLimit")
-
-LIMIT_MARK = "graphflow_limit"
-"""`additional_kwargs` key on the message a limit hook writes when it ends an agent."""
 
 Exit = Literal["end", "error"]
 

@@ -167,7 +167,7 @@ class ModelFallback(ModelHook):
 
     def _attempts(self, request: ModelRequest) -> Iterator[ModelRequest]:
         """The agent's own request, then one per fallback model (built once the first fails)."""
-        from graphflow.agents.react import resolve_model
+        from graphflow.models import resolve_model
 
         yield request
         yield from [

@@ -10,9 +10,17 @@ from pydantic import BaseModel, Field
 
 from graphflow.instructions import render_value
 from graphflow.messages import last_ai_message
+from graphflow.runtime.inputs import normalize_input
+from graphflow.state import MESSAGES
+from graphflow.strategies import FlowGraphBuilder
 
 if TYPE_CHECKING:
     from graphflow.agents.base import Agent
+
+__all__ = ("AS_TOOL_MARK", "agent_as_tool")
+
+AS_TOOL_MARK = "graphflow_agent"
+"""Key in a tool's `metadata` whose value is the name of the agent the tool runs."""
 
 
 class _Request(BaseModel):
@@ -20,24 +28,22 @@ class _Request(BaseModel):
 
 
 def agent_as_tool(agent: Agent, *, name: str | None, description: str | None) -> BaseTool:
+    """`agent` as a tool whose `request` argument is the agent's input."""
     # Compiled without a checkpointer of its own: inside a graph it inherits the caller's and
     # runs in the tool task's checkpoint namespace, so a resumed run resumes it too.
-    graph = agent.to_graph().compile(checkpointer=None, name=agent.name)
+    graph = FlowGraphBuilder().build(agent).compile(checkpointer=None, name=agent.name)
 
     def result_of(state: dict[str, Any]) -> str:
         if agent.output_key and state.get(agent.output_key) is not None:
             return render_value(state[agent.output_key])
-        final = last_ai_message(state.get("messages", []))
+        final = last_ai_message(state.get(MESSAGES, []))
         return final.text if final else ""
 
+    # (`config: RunnableConfig` is how LangChain knows to pass the caller's config)
     def run(request: str, config: RunnableConfig) -> str:
-        from graphflow.agents.base import normalize_input
-
         return result_of(graph.invoke(normalize_input(request), config))
 
     async def arun(request: str, config: RunnableConfig) -> str:
-        from graphflow.agents.base import normalize_input
-
         return result_of(await graph.ainvoke(normalize_input(request), config))
 
     return StructuredTool.from_function(
@@ -46,4 +52,5 @@ def agent_as_tool(agent: Agent, *, name: str | None, description: str | None) ->
         name=name or agent.name,
         description=description or agent.description or f"Ask the {agent.name} agent.",
         args_schema=_Request,
+        metadata={AS_TOOL_MARK: agent.name},
     )

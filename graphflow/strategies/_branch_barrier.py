@@ -1,4 +1,4 @@
-"""Concurrent branches of one superstep: a failing branch waits for its running siblings.
+"""The parallel failure barrier: a failing branch waits for its running siblings, then raises.
 
 LangGraph cancels the other tasks of a superstep when one fails (asyncio tasks are cancelled
 mid-call). A parallel branch that fails therefore first waits until the siblings that are
@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
+
+__all__ = ("await_siblings", "enter", "finish", "group_key", "wait_for_siblings")
 
 
 @dataclass(kw_only=True)

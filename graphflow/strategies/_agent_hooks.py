@@ -1,42 +1,52 @@
-"""Node helpers shared by the strategies: hook chains, error guards, sub-agent nodes."""
+"""Agent hooks as graph nodes: `before_agent`/`after_agent` around an agent's core, and the
+error guard that runs the after hooks when a core node fails.
+
+START → before_1 → … → before_n → core … core exit → after_n → … → after_1 → END. A before hook
+that returns `HookResult(jump_to="end")` skips the core; the after hooks still run. The last
+before hook also writes the agent's entry update (its instruction message, ...), so hooks cost
+no step beyond their own nodes; a root agent without hooks gets a `prepare` node for it instead.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from langchain_core.messages import BaseMessage
-from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langchain_core.runnables import RunnableConfig
 from langgraph.constants import END, START
 from langgraph.errors import GraphBubbleUp
 
 from graphflow.hooks._runner import call_async, call_sync
 from graphflow.hooks.base import AgentContext, AgentHook, HookResult
-from graphflow.state import AGENT_STATUS, JUMP
+from graphflow.state import AGENT_STATUS, JUMP, MESSAGES
+from graphflow.strategies._node import AsyncNode, SyncNode, node, router
 
 if TYPE_CHECKING:
     from langgraph.graph import StateGraph
 
     from graphflow.agents.base import Agent
 
-SyncFn = Callable[[Any, RunnableConfig], Any]
-AsyncFn = Callable[[Any, RunnableConfig], Any]
+__all__ = ("HookChain", "agent_hooks", "end_reason", "guarded", "merge_updates")
+
+EntryUpdate = Callable[[Mapping[str, Any]], dict[str, Any]]
+PREPARE = "prepare"
 
 _COMPLETED_LIKE = {"until": "completed", "exit_loop": "completed", "running": "completed"}
 
 
-def node(name: str, func: SyncFn, afunc: AsyncFn | None = None) -> RunnableLambda:
-    """A graph node with sync and async implementations (both take `(state, config)`)."""
-    if afunc is None:
-
-        async def afunc(state: Any, config: RunnableConfig) -> Any:  # type: ignore[misc]
-            return func(state, config)
-
-    return RunnableLambda(func, afunc=afunc, name=name)
-
-
 def agent_hooks(agent: Agent) -> list[AgentHook]:
+    """The agent's `AgentHook`s, in list order."""
     return [h for h in agent.hooks if isinstance(h, AgentHook)]
+
+
+def merge_updates(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
+    """Combine two node updates; message lists are concatenated, statuses merged."""
+    merged = {**first, **second}
+    if MESSAGES in first and MESSAGES in second:
+        merged[MESSAGES] = [*first[MESSAGES], *second[MESSAGES]]
+    if AGENT_STATUS in first and AGENT_STATUS in second:
+        merged[AGENT_STATUS] = {**first[AGENT_STATUS], **second[AGENT_STATUS]}
+    return merged
 
 
 def _hook_update(agent: Agent, result: Any, *, before: bool) -> dict[str, Any]:
@@ -56,17 +66,14 @@ def _hook_update(agent: Agent, result: Any, *, before: bool) -> dict[str, Any]:
     )
 
 
-def end_reason(agent: Agent, state: dict[str, Any]) -> str:
+def end_reason(agent: Agent, state: Mapping[str, Any]) -> str:
+    """Why `agent` ended, for its after hooks (a loop's `until` counts as `completed`)."""
     status = (state.get(AGENT_STATUS) or {}).get(agent.name, "completed")
     return _COMPLETED_LIKE.get(status, status)
 
 
 class HookChain:
-    """Installs an agent's `before_agent`/`after_agent` hooks as their own nodes around its core.
-
-    START → before_1 → … → before_n → core … core exit → after_n → … → after_1 → END.
-    A before hook that returns `HookResult(jump_to="end")` skips the core; after hooks still run.
-    """
+    """Wires an agent's entry and its `before_agent`/`after_agent` hook nodes around its core."""
 
     def __init__(self, agent: Agent) -> None:
         self.agent = agent
@@ -90,22 +97,39 @@ class HookChain:
         graph: StateGraph,
         entry: str | list[str],
         core_exit: str | None,
+        *,
+        is_root: bool = False,
+        entry_update: EntryUpdate | None = None,
     ) -> None:
-        """Wire START → before hooks → `entry`, and `core_exit` → after hooks → END."""
+        """Wire START → [prepare | before hooks] → `entry`, and `core_exit` → after hooks → END.
+
+        `entry_update(state)` starts an invocation of the agent: the last before hook writes it;
+        without hooks a root agent gets a `prepare` node for it, and a sub-agent's is sent by its
+        parent's node (so nothing is wired for it here).
+        """
         entries = [entry] if isinstance(entry, str) else list(entry)
-        previous = START
-        for hook, name in zip(self.hooks, self.before, strict=True):
-            graph.add_node(name, self._before_node(hook, name))
-            graph.add_edge(previous, name)
-            previous = name
         if self.hooks:
-            last = previous
+            previous = START
+            for i, (hook, name) in enumerate(zip(self.hooks, self.before, strict=True)):
+                last = i == len(self.hooks) - 1
+                graph.add_node(name, self._before_node(hook, name, entry_update if last else None))
+                graph.add_edge(previous, name)
+                previous = name
             targets = [*entries, self.after_entry]
 
-            def skip_or_enter(state: dict[str, Any]) -> Any:
+            def skip_or_enter(state: Mapping[str, Any]) -> Any:
                 return self.after_entry if state.get(JUMP) == "end" else entries
 
-            graph.add_conditional_edges(last, skip_or_enter, targets)
+            graph.add_conditional_edges(previous, router(skip_or_enter), targets)
+        elif is_root and entry_update is not None:
+
+            def prepare(state: Any, config: RunnableConfig) -> dict[str, Any]:
+                return entry_update(state)
+
+            graph.add_node(PREPARE, guarded(self.agent, PREPARE, prepare))
+            graph.add_edge(START, PREPARE)
+            for e in entries:
+                graph.add_edge(PREPARE, e)
         else:
             for e in entries:
                 graph.add_edge(START, e)
@@ -114,45 +138,49 @@ class HookChain:
         # after hooks run in reverse list order
         chain = list(reversed(list(zip(self.hooks, self.after, strict=True))))
         for i, (hook, name) in enumerate(chain):
-            graph.add_node(name, self._after_node(hook, name))
+            graph.add_node(name, self._after_node(hook))
             graph.add_edge(name, chain[i + 1][1] if i + 1 < len(chain) else END)
 
-    def _before_node(self, hook: AgentHook, name: str) -> RunnableLambda:
+    def _before_node(self, hook: AgentHook, name: str, entry_update: EntryUpdate | None) -> Any:
         agent = self.agent
         first = name == self.before[0]
 
-        def reset(update: dict[str, Any]) -> dict[str, Any]:
+        def finish(state: Mapping[str, Any], update: dict[str, Any]) -> dict[str, Any]:
             if first and JUMP not in update:
                 update[JUMP] = None
+            if entry_update is not None and update.get(JUMP) != "end":
+                # the agent starts here: its entry update sees what the hooks wrote
+                update = merge_updates(update, entry_update({**state, **update}))
             return update
 
         def run(state: dict[str, Any], config: RunnableConfig) -> Any:
             ctx = AgentContext(agent=agent.name, config=config)
             result = call_sync(hook, "before_agent", "abefore_agent", state, ctx)
-            return reset(_hook_update(agent, result, before=True))
+            return finish(state, _hook_update(agent, result, before=True))
 
         async def arun(state: dict[str, Any], config: RunnableConfig) -> Any:
             ctx = AgentContext(agent=agent.name, config=config)
             result = await call_async(hook, "before_agent", "abefore_agent", state, ctx)
-            return reset(_hook_update(agent, result, before=True))
+            return finish(state, _hook_update(agent, result, before=True))
 
         return node(name, run, arun)
 
-    def _after_node(self, hook: AgentHook, name: str) -> RunnableLambda:
+    def _after_node(self, hook: AgentHook) -> Any:
         agent = self.agent
 
+        def context(state: Mapping[str, Any], config: RunnableConfig) -> AgentContext:
+            return AgentContext(agent=agent.name, config=config, reason=end_reason(agent, state))  # type: ignore[arg-type]
+
         def run(state: dict[str, Any], config: RunnableConfig) -> Any:
-            ctx = AgentContext(agent=agent.name, config=config, reason=end_reason(agent, state))  # type: ignore[arg-type]
-            return _hook_update(
-                agent, call_sync(hook, "after_agent", "aafter_agent", state, ctx), before=False
-            )
+            result = call_sync(hook, "after_agent", "aafter_agent", state, context(state, config))
+            return _hook_update(agent, result, before=False)
 
         async def arun(state: dict[str, Any], config: RunnableConfig) -> Any:
-            ctx = AgentContext(agent=agent.name, config=config, reason=end_reason(agent, state))  # type: ignore[arg-type]
+            ctx = context(state, config)
             result = await call_async(hook, "after_agent", "aafter_agent", state, ctx)
             return _hook_update(agent, result, before=False)
 
-        return node(name, run, arun)
+        return node(f"after_agent.{hook.name}", run, arun)
 
 
 def _mark(exc: BaseException, agent: Agent) -> bool:
@@ -168,8 +196,11 @@ def _mark(exc: BaseException, agent: Agent) -> bool:
     return True
 
 
-def guarded(agent: Agent, name: str, func: SyncFn, afunc: AsyncFn | None = None) -> RunnableLambda:
-    """A core node of `agent`: when it fails, the agent's after hooks run (reason `error`)."""
+def guarded(agent: Agent, name: str, func: SyncNode, afunc: AsyncNode | None = None) -> Any:
+    """A core node of `agent`: when it fails, the agent's after hooks run (reason `error`).
+
+    Without agent hooks it is the plain node (no wrapper on the hot path).
+    """
     hooks = agent_hooks(agent)
     if not hooks:
         return node(name, func, afunc)
@@ -208,18 +239,8 @@ def guarded(agent: Agent, name: str, func: SyncFn, afunc: AsyncFn | None = None)
             await aon_error(state, config, exc)
             raise
 
-    # drawings (get_graph(xray=True)) find a sub-agent's graph in the wrapped function's closure
+    # LangGraph finds a sub-agent's compiled graph in the node function's closure (one
+    # `__wrapped__` level deep): it is what makes the node a subgraph for checkpoints and streams
     run.__wrapped__ = func  # type: ignore[attr-defined]
     arun.__wrapped__ = afunc or func  # type: ignore[attr-defined]
     return node(name, run, arun)
-
-
-def new_messages(sent: list[BaseMessage], result: list[BaseMessage]) -> list[BaseMessage]:
-    """Messages in `result` that were not in `sent` (by id)."""
-    ids = {m.id for m in sent if m.id}
-    return [m for m in result if m.id not in ids]
-
-
-def status_changes(sent: dict[str, str] | None, result: dict[str, str] | None) -> dict[str, str]:
-    sent = sent or {}
-    return {k: v for k, v in (result or {}).items() if sent.get(k) != v}

@@ -1,0 +1,7 @@
+"""The run facade: how agent specs are compiled, run, resumed, inspected and drawn."""
+
+from graphflow.runtime.graphs import DEFAULT_RECURSION_LIMIT
+from graphflow.runtime.inputs import normalize_input
+from graphflow.runtime.runner import Runtime
+
+__all__ = ("DEFAULT_RECURSION_LIMIT", "Runtime", "normalize_input")

@@ -1,0 +1,334 @@
+"""`Runtime`: what `Agent.invoke`, `stream`, `resume`, ... do — the run facade of graphflow.
+
+Every run method picks the checkpointer as `graphflow.runtime.graphs` describes, checks its input
+before anything runs (an empty input, unknown keys, a thread with nothing to continue), and runs
+the tree's compiled graph with `durability="sync"`, so a crash loses at most the step in flight.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from typing import TYPE_CHECKING, Any
+
+from langgraph.types import Command
+
+from graphflow.checkpoint.runs import list_runs, run_history
+from graphflow.exceptions import InputError, RunNotFoundError, RunStateError
+from graphflow.runtime import graphs
+from graphflow.runtime._draw import draw, draw_to
+from graphflow.runtime.as_tool import agent_as_tool
+from graphflow.runtime.inputs import check_thread_id, normalize_input
+from graphflow.state import AGENT_STATUS, is_private
+from graphflow.strategies import FlowGraphBuilder, strategy_for
+
+if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
+
+    from graphflow.agents.base import Agent
+
+__all__ = ("Runtime",)
+
+
+def _config(agent: Agent, thread_id: str, config: RunnableConfig | None) -> Any:
+    cfg: dict[str, Any] = dict(config or {})
+    configurable = dict(cfg.get("configurable") or {})
+    configurable["thread_id"] = thread_id
+    cfg["configurable"] = configurable
+    cfg.setdefault("recursion_limit", graphs.DEFAULT_RECURSION_LIMIT)
+    for key, value in strategy_for(agent).invoke_config(agent).items():
+        cfg.setdefault(key, value)
+    return cfg
+
+
+def _thread(thread_id: str | None, config: RunnableConfig | None) -> str:
+    given = (
+        thread_id
+        if thread_id is not None
+        else (config or {}).get("configurable", {}).get("thread_id")
+    )
+    if given is None:
+        return str(uuid.uuid4())
+    check_thread_id(given)
+    return str(given)
+
+
+def _durability(graph: Any, durability: Any) -> Any:
+    # without a checkpointer there is nothing to make durable (and LangGraph 1.2 fails on "sync")
+    return durability if graph.checkpointer else None
+
+
+def _public(result: Any) -> Any:
+    if not isinstance(result, dict):
+        return result
+    return {k: v for k, v in result.items() if not is_private(k)}
+
+
+def _store_name(spec: Any) -> str:
+    if isinstance(spec, str):
+        return spec
+    return type(spec).__name__
+
+
+class Runtime:
+    """The `AgentRuntime` graphflow installs (see `graphflow.agents._runtime`)."""
+
+    # -- building --------------------------------------------------------------------------------
+
+    def to_graph(self, agent: Agent) -> Any:
+        """The uncompiled root graph."""
+        return FlowGraphBuilder().build(agent)
+
+    def compile(self, agent: Agent, checkpointer: Any, **options: Any) -> Any:
+        """The compiled root graph; remembers `checkpointer` for later run methods."""
+        spec = graphs.checkpointer_spec(agent, checkpointer)
+        graph = graphs.compiled(agent, spec, **options)
+        graphs.remember(agent, checkpointer)
+        return graph
+
+    def _graph(self, agent: Agent, checkpointer: Any) -> tuple[Any, Any]:
+        spec = graphs.checkpointer_spec(agent, checkpointer)
+        graph = graphs.compiled(agent, spec)
+        graphs.remember(agent, checkpointer)
+        return graph, spec
+
+    # -- inputs ---------------------------------------------------------------------------------
+
+    def _input(self, graph: Any, input: Any, cfg: dict[str, Any], spec: Any) -> Any:
+        known = [k for k in graph.channels if not k.startswith("__") and k != AGENT_STATUS]
+        data = normalize_input(input, known=known)
+        if data is None and graph.checkpointer:
+            snapshot = graph.get_state(cfg)
+            if snapshot.created_at is None:
+                raise InputError(
+                    f"thread {cfg['configurable']['thread_id']!r} has no run in "
+                    f"{_store_name(spec)} to continue; pass an input to start one"
+                )
+        elif data is None:
+            raise InputError("input None continues a stored run, but this run has no checkpointer")
+        return data
+
+    async def _ainput(self, graph: Any, input: Any, cfg: dict[str, Any], spec: Any) -> Any:
+        known = [k for k in graph.channels if not k.startswith("__") and k != AGENT_STATUS]
+        data = normalize_input(input, known=known)
+        if data is None and graph.checkpointer:
+            snapshot = await graph.aget_state(cfg)
+            if snapshot.created_at is None:
+                raise InputError(
+                    f"thread {cfg['configurable']['thread_id']!r} has no run in "
+                    f"{_store_name(spec)} to continue; pass an input to start one"
+                )
+        elif data is None:
+            raise InputError("input None continues a stored run, but this run has no checkpointer")
+        return data
+
+    # -- running ---------------------------------------------------------------------------------
+
+    def invoke(
+        self,
+        agent: Agent,
+        input: Any,
+        *,
+        thread_id: str | None = None,
+        config: RunnableConfig | None = None,
+        checkpointer: Any = None,
+        durability: Any = "sync",
+    ) -> Any:
+        """Run to the end (or an interrupt); the final state without private channels."""
+        graph, spec = self._graph(agent, checkpointer)
+        cfg = _config(agent, _thread(thread_id, config), config)
+        data = self._input(graph, input, cfg, spec)
+        return _public(graph.invoke(data, cfg, durability=_durability(graph, durability)))
+
+    async def ainvoke(
+        self,
+        agent: Agent,
+        input: Any,
+        *,
+        thread_id: str | None = None,
+        config: RunnableConfig | None = None,
+        checkpointer: Any = None,
+        durability: Any = "sync",
+    ) -> Any:
+        """Async `invoke`."""
+        spec = graphs.checkpointer_spec(agent, checkpointer)
+        graphs.remember(agent, checkpointer)
+        cfg = _config(agent, _thread(thread_id, config), config)
+        async with graphs.async_graph(agent, spec) as graph:
+            data = await self._ainput(graph, input, cfg, spec)
+            result = await graph.ainvoke(data, cfg, durability=_durability(graph, durability))
+        return _public(result)
+
+    def stream(
+        self,
+        agent: Agent,
+        input: Any,
+        *,
+        thread_id: str | None = None,
+        config: RunnableConfig | None = None,
+        checkpointer: Any = None,
+        stream_mode: Any = "updates",
+        subgraphs: bool = True,
+        durability: Any = "sync",
+    ) -> Iterator[Any]:
+        """LangGraph's stream of the run (checked before the first event)."""
+        graph, spec = self._graph(agent, checkpointer)
+        cfg = _config(agent, _thread(thread_id, config), config)
+        data = self._input(graph, input, cfg, spec)
+        return iter(
+            graph.stream(
+                data,
+                cfg,
+                stream_mode=stream_mode,
+                subgraphs=subgraphs,
+                durability=_durability(graph, durability),
+            )
+        )
+
+    def astream(
+        self,
+        agent: Agent,
+        input: Any,
+        *,
+        thread_id: str | None = None,
+        config: RunnableConfig | None = None,
+        checkpointer: Any = None,
+        stream_mode: Any = "updates",
+        subgraphs: bool = True,
+        durability: Any = "sync",
+    ) -> AsyncIterator[Any]:
+        """Async `stream`."""
+        spec = graphs.checkpointer_spec(agent, checkpointer)
+        graphs.remember(agent, checkpointer)
+        cfg = _config(agent, _thread(thread_id, config), config)
+
+        async def events() -> AsyncIterator[Any]:
+            async with graphs.async_graph(agent, spec) as graph:
+                data = await self._ainput(graph, input, cfg, spec)
+                async for event in graph.astream(
+                    data,
+                    cfg,
+                    stream_mode=stream_mode,
+                    subgraphs=subgraphs,
+                    durability=_durability(graph, durability),
+                ):
+                    yield event
+
+        return events()
+
+    # -- resuming ---------------------------------------------------------------------------------
+
+    def _check_resume(
+        self, agent: Agent, snapshot: Any, thread_id: str, value: Any, spec: Any
+    ) -> None:
+        if snapshot.created_at is None:
+            raise RunNotFoundError(
+                f"no run is stored under thread {thread_id!r} in {_store_name(spec)}; check the "
+                "thread id (agent.runs() lists the stored runs) and the checkpointer"
+            )
+        interrupts = list(snapshot.interrupts or ())
+        if value is not None and not interrupts:
+            raise RunStateError(
+                f"thread {thread_id!r} is not waiting for an answer (no pending interrupt); "
+                f"resume it without a value{'' if snapshot.next else ', or start a new turn with invoke(input, thread_id=...)'}"
+            )
+        if value is None and not snapshot.next and not interrupts:
+            raise RunStateError(
+                f"the run on thread {thread_id!r} has finished; there is nothing to resume. "
+                f"Start a new turn on it with invoke(input, thread_id={thread_id!r})"
+            )
+        if value is not None:
+            for hook in {id(h): h for a in agent.walk() for h in a.hooks}.values():
+                hook.validate_resume(interrupts, value)
+
+    def resume(
+        self,
+        agent: Agent,
+        thread_id: str,
+        value: Any = None,
+        *,
+        checkpointer: Any = None,
+        config: RunnableConfig | None = None,
+    ) -> Any:
+        """Continue a crashed, failed or interrupted run from its last checkpoint."""
+        check_thread_id(thread_id)
+        graph, spec = self._graph(agent, checkpointer)
+        cfg = _config(agent, thread_id, config)
+        snapshot = graph.get_state(cfg, subgraphs=True)
+        self._check_resume(agent, snapshot, thread_id, value, spec)
+        command: Command | None = None if value is None else Command(resume=value)
+        return _public(graph.invoke(command, cfg, durability=_durability(graph, "sync")))
+
+    async def aresume(
+        self,
+        agent: Agent,
+        thread_id: str,
+        value: Any = None,
+        *,
+        checkpointer: Any = None,
+        config: RunnableConfig | None = None,
+    ) -> Any:
+        """Async `resume`."""
+        check_thread_id(thread_id)
+        spec = graphs.checkpointer_spec(agent, checkpointer)
+        graphs.remember(agent, checkpointer)
+        cfg = _config(agent, thread_id, config)
+        async with graphs.async_graph(agent, spec) as graph:
+            snapshot = await graph.aget_state(cfg, subgraphs=True)
+            self._check_resume(agent, snapshot, thread_id, value, spec)
+            command: Command | None = None if value is None else Command(resume=value)
+            result = await graph.ainvoke(command, cfg, durability=_durability(graph, "sync"))
+        return _public(result)
+
+    # -- inspecting -------------------------------------------------------------------------------
+
+    def get_state(self, agent: Agent, thread_id: str, *, checkpointer: Any = None) -> Any:
+        """The thread's latest `StateSnapshot`."""
+        check_thread_id(thread_id)
+        graph, spec = self._graph(agent, checkpointer)
+        snapshot = graph.get_state({"configurable": {"thread_id": thread_id}}, subgraphs=True)
+        if snapshot.created_at is None:
+            raise RunNotFoundError(
+                f"no run is stored under thread {thread_id!r} in {_store_name(spec)}; "
+                "agent.runs() lists the stored runs"
+            )
+        return snapshot
+
+    def runs(self, agent: Agent, *, checkpointer: Any = None, limit: int | None = None) -> Any:
+        """`RunInfo` for every thread in the checkpointer, newest first."""
+        graph, _ = self._graph(agent, checkpointer)
+        names = [a.name for a in agent.walk()]
+        return list_runs(graph, agents=names, limit=limit)
+
+    def history(
+        self,
+        agent: Agent,
+        thread_id: str,
+        *,
+        checkpointer: Any = None,
+        all_namespaces: bool = False,
+    ) -> Any:
+        """The thread's checkpoints, newest first."""
+        check_thread_id(thread_id)
+        graph, spec = self._graph(agent, checkpointer)
+        out = run_history(graph, thread_id, all_namespaces=all_namespaces)
+        if not out:
+            raise RunNotFoundError(
+                f"no run is stored under thread {thread_id!r} in {_store_name(spec)}; "
+                "agent.runs() lists the stored runs"
+            )
+        return out
+
+    # -- drawing and composing --------------------------------------------------------------------
+
+    def draw(self, agent: Agent, format: str = "mermaid", **options: Any) -> Any:
+        """A drawing of the agent tree."""
+        return draw(agent, format, **options)
+
+    def draw_to(self, agent: Agent, path: Any, **options: Any) -> Any:
+        """Write a drawing of the agent tree to `path`."""
+        return draw_to(agent, path, **options)
+
+    def as_tool(self, agent: Agent, name: str | None, description: str | None) -> Any:
+        """`agent` as a tool of another agent."""
+        return agent_as_tool(agent, name=name, description=description)

@@ -1,0 +1,80 @@
+"""A model call under a timeout, sync and async: a stalled endpoint fails the step, never hangs it.
+
+Async calls are cancelled by `asyncio.wait_for`. A sync call cannot be interrupted, so it runs on
+a worker thread and is abandoned when the time is up (the thread finishes in the background; its
+result is dropped).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextvars
+from collections.abc import Callable
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+
+from graphflow.exceptions import ModelTimeoutError
+
+__all__ = ("acall_with_timeout", "call_with_timeout", "model_timeout_error")
+
+# threads are made as calls need them and then reused; the bound is far above any real fan-out,
+# so the pool never limits how many model calls run at once
+_CALLS = concurrent.futures.ThreadPoolExecutor(
+    max_workers=1024, thread_name_prefix="graphflow-model"
+)
+
+TimeoutFactory = Callable[[], BaseException]
+
+
+def call_with_timeout(
+    runnable: Any,
+    input: Any,
+    config: RunnableConfig,
+    timeout: float | None,
+    timed_out: TimeoutFactory,
+) -> Any:
+    """`runnable.invoke(input, config)`, raising `timed_out()` after `timeout` seconds."""
+    if timeout is None:
+        return runnable.invoke(input, config)
+    # the worker runs in a copy of this context: LangGraph's config and callbacks live there
+    context = contextvars.copy_context()
+    future = _CALLS.submit(context.run, runnable.invoke, input, config)
+    done, _ = concurrent.futures.wait([future], timeout=timeout)
+    if not done:
+        future.cancel()
+        raise timed_out()
+    return future.result()  # (a TimeoutError the model raised itself keeps its message)
+
+
+async def acall_with_timeout(
+    runnable: Any,
+    input: Any,
+    config: RunnableConfig,
+    timeout: float | None,
+    timed_out: TimeoutFactory,
+) -> Any:
+    """`await runnable.ainvoke(input, config)`, raising `timed_out()` after `timeout` seconds."""
+    if timeout is None:
+        return await runnable.ainvoke(input, config)
+    scope = asyncio.timeout(timeout)
+    try:
+        async with scope:
+            return await runnable.ainvoke(input, config)
+    except TimeoutError:
+        if scope.expired():
+            raise timed_out() from None
+        raise  # the model itself raised a timeout: keep its message
+
+
+def model_timeout_error(agent: str, model: Any, timeout: float | None) -> ModelTimeoutError:
+    """The error for a model call of `agent` that outlived its `model_timeout`."""
+    name = getattr(model, "model_name", None) or type(model).__name__
+    return ModelTimeoutError(
+        f"Agent `{agent}`: the model call took longer than model_timeout={timeout} s and was "
+        "abandoned; the run can be resumed (agent.resume(thread_id)). Raise model_timeout, or "
+        "add ModelRetry to retry it",
+        agent=agent,
+        model=str(name),
+    )
