@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "resume":
             value = None if args.value is None else json.loads(args.value)
             snapshot = agent.get_state(args.thread_id, checkpointer=args.checkpointer)
-            if value is None and not snapshot.next and not snapshot.interrupts:
+            if value is None and not snapshot.next and not snapshot.tasks:
                 print(
                     f"thread {args.thread_id}: the run has finished; nothing to resume",
                     file=sys.stderr,

@@ -109,7 +109,6 @@ def last_write(old: Any, new: Any) -> Any:
 
 _BASE_FIELDS: dict[str, Any] = {
     MESSAGES: Annotated[list[AnyMessage], add_messages],
-    INPUT: Any,
     LOOP_ITERATION: int,
     AGENT_STATUS: Annotated[dict[str, str], merge_dicts],
     EXIT_LOOP: Annotated[bool, last_write],
@@ -122,6 +121,10 @@ def build_state_schema(
     keys: Iterable[str], *, extra: Mapping[str, Any] | None = None, name: str = "GraphflowState"
 ) -> type:
     """A `TypedDict` with the base channels, one channel per key in `keys`, and `extra`.
+
+    The base channels are `messages`, `agent_status`, `loop_iteration` and the `exit_loop`
+    flag; `input` is a channel only where it is among `keys` (a sub-agent that never reads it
+    does not store a copy of it in every checkpoint).
 
     Schemas are cached: a tree of a hundred agents builds each distinct schema once.
     """

@@ -130,7 +130,7 @@ def run_info(graph: Any, thread_id: str, *, agents: Iterable[str] = ()) -> RunIn
         status = "interrupted"
     elif error is not None:
         status = "failed"
-    elif snapshot.next:
+    elif snapshot.next or snapshot.tasks:
         status = "running"
     else:
         status = "done"

@@ -232,7 +232,9 @@ class Runtime:
                 f"thread {thread_id!r} is not waiting for an answer (no pending interrupt); "
                 f"resume it without a value{'' if snapshot.next else ', or start a new turn with invoke(input, thread_id=...)'}"
             )
-        if value is None and not snapshot.next and not interrupts:
+        # (a step whose tasks all saved their writes but whose next checkpoint was not written
+        # yet — a crash between the two — has no `next` but still has its `tasks`)
+        if value is None and not snapshot.next and not snapshot.tasks and not interrupts:
             raise RunStateError(
                 f"the run on thread {thread_id!r} has finished; there is nothing to resume. "
                 f"Start a new turn on it with invoke(input, thread_id={thread_id!r})"

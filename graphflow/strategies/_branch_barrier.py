@@ -18,7 +18,14 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-__all__ = ("await_siblings", "enter", "finish", "group_key", "wait_for_siblings")
+__all__ = (
+    "await_siblings",
+    "enter",
+    "finish",
+    "group_key",
+    "sibling_failed",
+    "wait_for_siblings",
+)
 
 
 @dataclass(kw_only=True)
@@ -35,6 +42,9 @@ class _Group:
     entries: dict[str, _Entry] = field(default_factory=dict)
     waiting: int = 0
     """Failed branches still waiting for their siblings (they read `entries`)."""
+    failed: str | None = None
+    """The first branch that failed: a sibling starting after that must not do its work (it
+    could not be cancelled once started, and a resume would run it again)."""
     touched: float = field(default_factory=time.monotonic)
 
 
@@ -48,12 +58,28 @@ _KEEP = 60.0
 
 
 def group_key(config: RunnableConfig) -> tuple[Any, ...]:
-    """Tasks of one superstep of one graph invocation share this key."""
+    """Tasks of one superstep of one graph invocation share this key.
+
+    A resumed run re-runs a failed task under the same thread, namespace and step, so the key
+    also holds the identity of the running loop's channels (shared by the tasks of one run of a
+    graph, new for every run), and a resume never joins the group of the run that failed.
+    """
     configurable = config.get("configurable") or {}
     ns = str(configurable.get("checkpoint_ns") or "")
     parent = ns.rsplit("|", 1)[0] if "|" in ns else ""
     step = (config.get("metadata") or {}).get("langgraph_step")
-    return (configurable.get("thread_id"), parent, step)
+    read = configurable.get("__pregel_read")
+    run = id(read.args[1]) if getattr(read, "args", None) and len(read.args) > 1 else None
+    return (configurable.get("thread_id"), parent, step, run)
+
+
+def sibling_failed(key: tuple[Any, ...]) -> str | None:
+    """The name of a branch of this step that has failed, if any (late starters must not run)."""
+    with _lock:
+        group = _groups.get(key)
+        if group is None or group.failed is None:
+            return None
+        return group.failed
 
 
 def _drop_if_complete(key: tuple[Any, ...], group: _Group) -> None:
@@ -113,6 +139,7 @@ def _fail(key: tuple[Any, ...], entry: _Entry) -> None:
     with _lock:
         group = _groups.get(key)
         if group is not None:
+            group.failed = group.failed or entry.name
             group.waiting += 1
             group.touched = time.monotonic()
 

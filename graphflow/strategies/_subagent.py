@@ -13,6 +13,7 @@ on the parent's state, with no subgraph at all.
 
 from __future__ import annotations
 
+import asyncio
 from collections import ChainMap
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -178,6 +179,13 @@ def subagent_node(
     async def arun(state: dict[str, Any], config: RunnableConfig) -> Any:
         key = barrier.group_key(config)
         entry = barrier.enter(key, child.name, _expected(branch_of, state))
+        failed = barrier.sibling_failed(key)
+        if failed is not None:
+            barrier.finish(key, entry, None)
+            # LangGraph is about to cancel this task: wait for it rather than start work that
+            # could not be stopped (a function on a thread) and would run again on resume
+            await asyncio.sleep(_LATE_WAIT)
+            raise _not_started(branch_of, child, failed)
         try:
             update = await aexecute(state, config)
         except GraphBubbleUp:
@@ -207,6 +215,19 @@ def _wrap(child: Agent, owner: Agent | None, run: Any, arun: Any) -> Any:
 def _expected(branch_of: Agent, state: Mapping[str, Any]) -> int:
     # how many branches run in this step: the chosen routes of a multi router, else all
     return len(state.get(ROUTES) or ()) or len(getattr(branch_of, "sub_agents", ()))
+
+
+_LATE_WAIT = 5.0
+
+
+def _not_started(branch_of: Agent, child: Agent, failed: str) -> ParallelBranchError:
+    return ParallelBranchError(
+        f"{type(branch_of).__name__} `{branch_of.name}`: branch `{child.name}` was not started "
+        f"because branch `{failed}` had failed; resume the run (agent.resume(thread_id)) to run "
+        "both",
+        agent=branch_of.name,
+        errors={},
+    )
 
 
 def _branch_error(

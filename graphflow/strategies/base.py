@@ -82,11 +82,13 @@ class FlowGraphBuildingStrategy(ABC):
         return {agent.output_key} if agent.output_key else set()
 
     def reads(self, agent: Agent) -> set[str] | None:
-        """State keys this agent itself reads (not counting sub-agents), or None for any key.
+        """State keys this agent reads inside its own graph, or None when it may read any key.
 
-        The default, None, suits agents that run user code over the state: their graph gets
-        every key of the tree. Built-in kinds that only read their instruction's placeholders
-        say so, and their subgraphs carry only what they use.
+        Sub-agents are not counted (the builder adds theirs). The default, None, suits agents that run user code over the state: their graph gets
+        every key of the tree. The keys of an agent's instruction are not counted here: its entry
+        update is rendered where the agent starts (its parent's node), and the builder makes those
+        keys available there. Built-in kinds say what they read, so a sub-agent's graph carries
+        only the keys its agents use — and its checkpoints store only those.
         """
         return None
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from graphflow.state import INPUT
 from graphflow.strategies import validation
 from graphflow.strategies._subagent import Finalize, Prepare, subagent_node
-from graphflow.strategies.base import BuildContext
+from graphflow.strategies.base import BuildContext, input_reads
 from graphflow.strategies.registry import strategy_for
 
 if TYPE_CHECKING:
@@ -64,7 +64,11 @@ class FlowGraphBuilder:
         return set(cached)
 
     def reads(self, agent: Agent) -> frozenset[str] | None:
-        """Keys `agent` and its sub-agents read, or None when some of them may read any key."""
+        """Keys read inside `agent`'s graph, or None when some agent there may read any key.
+
+        That is what it reads itself, what its sub-agents' graphs read, and what starting its
+        sub-agents needs (their instructions' keys).
+        """
         if id(agent) in self._reads:
             return self._reads[id(agent)]
         strategy = strategy_for(agent)
@@ -72,7 +76,10 @@ class FlowGraphBuilder:
         out: set[str] | None = None if own is None else set(own) | set(agent.input_keys)
         for child in strategy.children(agent):
             inner = self.reads(child)
-            out = None if out is None or inner is None else out | inner
+            if out is None or inner is None:
+                out = None
+            else:
+                out |= inner | input_reads(child)
         result = self._reads[id(agent)] = None if out is None else frozenset(out)
         return result
 

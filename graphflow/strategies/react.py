@@ -27,12 +27,7 @@ from graphflow.strategies._agent_hooks import HookChain, guarded
 from graphflow.strategies._node import router
 from graphflow.strategies._react_model import ModelStep, route_after_model
 from graphflow.strategies._react_tools import TOOLS, ToolStep
-from graphflow.strategies.base import (
-    BuildContext,
-    FlowGraphBuildingStrategy,
-    final_answer,
-    input_reads,
-)
+from graphflow.strategies.base import BuildContext, FlowGraphBuildingStrategy, final_answer
 from graphflow.tools.exit_loop import is_exit_loop
 
 __all__ = ("ReactStrategy",)
@@ -49,7 +44,9 @@ class ReactStrategy(FlowGraphBuildingStrategy):
 
     @override
     def reads(self, agent: Any) -> set[str] | None:
-        return input_reads(agent)
+        # the instruction is rendered by the entry update (outside, or in a hook node, and any
+        # hook makes the agent read everything); the model and tools steps read no state keys
+        return set()
 
     @override
     def check_dataflow(
