@@ -68,8 +68,8 @@ def group_key(config: RunnableConfig) -> tuple[Any, ...]:
     ns = str(configurable.get("checkpoint_ns") or "")
     parent = ns.rsplit("|", 1)[0] if "|" in ns else ""
     step = (config.get("metadata") or {}).get("langgraph_step")
-    read = configurable.get("__pregel_read")
-    run = id(read.args[1]) if getattr(read, "args", None) and len(read.args) > 1 else None
+    args = getattr(configurable.get("__pregel_read"), "args", None) or ()
+    run = id(args[1]) if len(args) > 1 else None
     return (configurable.get("thread_id"), parent, step, run)
 
 
