@@ -68,7 +68,7 @@ def group_key(config: RunnableConfig) -> tuple[Any, ...]:
     ns = str(configurable.get("checkpoint_ns") or "")
     parent = ns.rsplit("|", 1)[0] if "|" in ns else ""
     step = (config.get("metadata") or {}).get("langgraph_step")
-    args = getattr(configurable.get("__pregel_read"), "args", None) or ()
+    args: tuple[Any, ...] = getattr(configurable.get("__pregel_read"), "args", None) or ()
     run = id(args[1]) if len(args) > 1 else None
     return (configurable.get("thread_id"), parent, step, run)
 
