@@ -7,6 +7,8 @@ Hierarchy::
     │   ├── InstructionTemplateError    an instruction template is malformed
     │   └── DataflowError               a placeholder nobody writes, a duplicate name or key
     ├── CheckpointTypeError             a checkpoint holds a type outside the load allowlist
+    ├── RunNotFoundError                no run with that thread id in the checkpointer (drawings)
+    ├── RendererMissingError            a program a drawing format needs is not installed
     └── AgentRunError                   something failed while a run was executing
         ├── OutputValidationError       a reply did not validate against `output_schema`
         ├── RoutingError                a router could not choose a valid route
@@ -34,7 +36,9 @@ __all__ = (
     "ModelCallLimitExceeded",
     "OutputValidationError",
     "ParallelBranchError",
+    "RendererMissingError",
     "RoutingError",
+    "RunNotFoundError",
     "ToolCallLimitExceeded",
     "ToolError",
 )
@@ -139,3 +143,11 @@ class CheckpointTypeError(GraphflowError, TypeError):
             f"is yours and safe to construct, allow it: graphflow.checkpoint.allow_types("
             f"{name}) before compiling, or use it as an agent's output_schema"
         )
+
+
+class RunNotFoundError(GraphflowError, LookupError):
+    """A run overlay was asked for a thread id the checkpointer does not hold."""
+
+
+class RendererMissingError(GraphflowError, RuntimeError):
+    """A drawing format needs a program that is not installed (e.g. Graphviz `dot` for svg/png)."""

@@ -15,6 +15,12 @@ if TYPE_CHECKING:
     from graphflow.agents.base import Agent
 
 
+class AgentTool(StructuredTool):
+    """A tool that runs an agent; `graphflow_agent` lets drawings show the agent beside its caller."""
+
+    graphflow_agent: Any = Field(default=None, exclude=True)
+
+
 class _Request(BaseModel):
     request: str = Field(description="What the agent should do, in plain language.")
 
@@ -40,10 +46,11 @@ def agent_as_tool(agent: Agent, *, name: str | None, description: str | None) ->
 
         return result_of(await graph.ainvoke(normalize_input(request), config))
 
-    return StructuredTool.from_function(
+    return AgentTool.from_function(
         func=run,
         coroutine=arun,
         name=name or agent.name,
         description=description or agent.description or f"Ask the {agent.name} agent.",
         args_schema=_Request,
+        graphflow_agent=agent,
     )

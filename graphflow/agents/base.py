@@ -13,7 +13,6 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
-from graphflow.exceptions import GraphflowConfigError
 from graphflow.hooks.base import Hook
 from graphflow.instructions import Placeholder, parse_template
 from graphflow.state import INPUT, MESSAGES, RESERVED_KEYS
@@ -391,19 +390,17 @@ class Agent(BaseModel):
         graph = self._graph_for(checkpointer)
         return run_history(graph, thread_id, all_namespaces=all_namespaces)
 
-    def draw(self, format: str = "mermaid") -> str:
-        """Draw the graph with nested agents expanded as subgraphs: `mermaid` or `json`.
+    def draw(self, format: str = "mermaid", **options: Any) -> str | bytes:
+        """Draw the agent tree (`graphflow.visualize.draw`: mermaid, dot, plantuml, ascii, json, html, svg, png)."""
+        from graphflow.visualize import draw
 
-        (Graphviz, PlantUML and HTML drawings belong to the visualize layer, not built yet.)
-        """
-        graph = self.compile(False).get_graph(xray=True)
-        if format == "mermaid":
-            return graph.draw_mermaid()
-        if format == "json":
-            import json
+        return draw(self, format, **options)
 
-            return json.dumps(graph.to_json(), default=str, indent=2)
-        raise GraphflowConfigError(f"draw: unknown format {format!r}; use mermaid or json")
+    def draw_to(self, path: Any, **options: Any) -> Any:
+        """Write the drawing to `path`, the format from its suffix (`graphflow.visualize.draw_to`)."""
+        from graphflow.visualize import draw_to
+
+        return draw_to(self, path, **options)
 
     def as_tool(self, name: str | None = None, description: str | None = None) -> BaseTool:
         """This agent as a tool of a `ReactAgent` (the supervisor pattern).
