@@ -8,6 +8,8 @@ segment is `<agent name>:<task id>`) for per-agent counts.
 
 from __future__ import annotations
 
+import ast
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -56,12 +58,14 @@ def run_overlay(root: Agent, thread_id: str, checkpointer: Any) -> dict[str, Age
         if agent.name in active:
             path = active[agent.name]
             status, detail = path.status, path.detail
+        elif agent is root and not finished:
+            status, detail = _root_state(snapshot)
         elif agent.name in statuses:
             raw = statuses[agent.name]
             status = "done" if raw in _DONE else "failed" if raw == "error" else "running"
             detail = raw
         elif agent is root:
-            status, detail = ("done", "completed") if finished else ("running", "")
+            status, detail = "done", "completed"
         else:
             status, detail = "not_reached", ""
         runs[agent.name] = _with_counts(agent, status, detail, counts.get(agent.name))
@@ -102,6 +106,18 @@ def _walk(
             _walk(root, owner, nested, statuses, active)
 
 
+def _root_state(snapshot: Any) -> tuple[RunStatus, str]:
+    """The root of an unfinished run has no task of its own: its pending tasks say its state."""
+    for task in snapshot.tasks or ():
+        error = _deepest_error(task)
+        if error:
+            return "failed", error
+    pending = [text for task in snapshot.tasks or () for text in _interrupts(task)]
+    if pending:
+        return "interrupted", "; ".join(pending)
+    return "running", ""
+
+
 def _task_path(task: Any, nested: Any) -> _Path | None:
     """A pending task's state: failed, interrupted, running; None if its graph already ended."""
     error = _deepest_error(task)
@@ -127,7 +143,22 @@ def _deepest_error(task: Any) -> str:
         return ""
     if isinstance(error, BaseException):
         return f"{type(error).__name__}: {error}"
-    return str(error)
+    return _readable(str(error))
+
+
+_REPR = re.compile(r"(?s)([A-Za-z_][\w.]*)\((.*)\)")
+
+
+def _readable(text: str) -> str:
+    """`ValueError('boom')` (how checkpoints store an error) as `ValueError: boom`."""
+    match = _REPR.fullmatch(text.strip())
+    if match is None:
+        return text
+    try:
+        args = ast.literal_eval(f"({match.group(2)},)") if match.group(2) else ()
+    except (ValueError, SyntaxError):
+        return text
+    return f"{match.group(1)}: {', '.join(str(a) for a in args)}" if args else match.group(1)
 
 
 def _interrupts(task: Any) -> Iterable[str]:
