@@ -8,7 +8,7 @@ from typing import Any
 from graphflow.agents import Agent, ReactAgent
 from graphflow.exceptions import GraphflowConfigError
 from graphflow.hooks.base import AgentHook
-from graphflow.visualize._details import builtin_kind, default_kind
+from graphflow.visualize._details import builtin_kind, common_details, default_kind
 from graphflow.visualize._kinds import builtin_drawer, default_drawer
 from graphflow.visualize.context import DrawContext, Ports
 from graphflow.visualize.model import AgentBox, AgentRun, Drawing, Edge, Node
@@ -71,6 +71,8 @@ class Canvas:
     def draw_agent(
         self, agent: Agent, *, parent: str | None, tool_of: str | None = None, prefix: str = ""
     ) -> Ports:
+        if tool_of is None and parent is not None:
+            prefix = self._prefix[parent]  # inside an as_tool agent, ids keep its caller's prefix
         agent_id = prefix + agent.name
         depth = (
             1 if parent is None else self.agents[tool_of or parent].depth + (0 if tool_of else 1)
@@ -84,7 +86,8 @@ class Canvas:
         ctx = DrawContext(self, agent, agent_id, kind)
         drawn = drawer(agent, ctx)
         ports = Ports(entry=drawn.entry, exit=drawn.exit, anchor=drawn.anchor or drawn.entry)
-        entry.kind, entry.details, entry.title = ctx.kind, ctx.details, ctx.title()
+        entry.kind, entry.title = ctx.kind, ctx.title()
+        entry.details = {**common_details(agent), **ctx.details}
         ports = self._hooks(agent, agent_id, ports)
         entry.ports = ports
         self._tool_agents(agent, agent_id, parent, ports)
