@@ -20,6 +20,7 @@ MARK = re.compile(r"<!-- graphflow-dot-sha256: ([0-9a-f]{64}) -->")
 
 
 def dot_source() -> str:
+    """The DOT source of the example team's drawing (with its dataflow)."""
     sys.path.insert(0, str(REPO))
     from examples.competitive_analysis import pipeline
     from graphflow.visualize import draw
@@ -28,10 +29,12 @@ def dot_source() -> str:
 
 
 def digest(source: str) -> str:
+    """SHA-256 of a DOT source, as hex."""
     return hashlib.sha256(source.encode("utf-8")).hexdigest()
 
 
 def stored_digest(path: Path | None = None) -> str | None:
+    """The digest recorded in the checked-in SVG (None if missing)."""
     path = path or OUT
     match = MARK.search(path.read_text(encoding="utf-8")) if path.exists() else None
     return match.group(1) if match else None
@@ -50,6 +53,7 @@ def render() -> str:
 
 
 def main(argv: list[str]) -> int:
+    """Write the picture, or with --check say whether it is current."""
     if "--check" in argv:
         current = stored_digest() == digest(dot_source())
         print("up to date" if current else f"stale: run python scripts/draw_readme.py ({OUT})")
