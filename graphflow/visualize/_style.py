@@ -16,7 +16,7 @@ STATUS_MARKS = {
     "done": "✔ done",
     "running": "▶ running",
     "failed": "✖ failed",
-    "interrupted": "⏸ interrupted",
+    "interrupted": "‖ interrupted",
     "not_reached": "○ not reached",
 }
 KIND_FILL = {"agent": "#ffffff", "hook": "#f3e5f5", "xray": "#f5f5f5", "input": "#e3f2fd"}

@@ -8,7 +8,7 @@
     interrupted: ["#fff3cd", "#e67e00"], not_reached: ["#eeeeee", "#9e9e9e"]
   };
   var MARKS = { done: "✔ done", running: "▶ running", failed: "✖ failed",
-    interrupted: "⏸ interrupted", not_reached: "○ not reached" };
+    interrupted: "‖ interrupted", not_reached: "○ not reached" };
   var LINE = 15, PAD = 12, GAP_X = 22, GAP_Y = 34, TITLE = 24;
   var agents = {}, nodes = {}, collapsed = {}, selected = null;
   drawing.agents.forEach(function (a) { agents[a.id] = a; });
