@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import REPO, program
+from viz_support import REPO, program
 
 from graphflow.cli import main
 

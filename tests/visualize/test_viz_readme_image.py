@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from conftest import REPO, program
+from viz_support import REPO, program
 
 
 def _script() -> object:

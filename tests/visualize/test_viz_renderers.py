@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import program
+from viz_support import program
 from viz_trees import six_level_tree
 
 from examples.competitive_analysis import pipeline

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO
 from langgraph.types import interrupt
+from viz_support import REPO
 
 from graphflow import (
     FunctionAgent,

@@ -6,7 +6,7 @@ import json
 import re
 
 import pytest
-from conftest import check_snapshot
+from viz_support import check_snapshot
 from viz_trees import SIX_LEVELS, six_level_tree
 
 from examples.competitive_analysis import pipeline
