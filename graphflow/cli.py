@@ -53,15 +53,15 @@ def _print_result(state: dict[str, Any]) -> None:
 
 
 def _draw(agent: Agent, args: argparse.Namespace) -> None:
-    from graphflow.visualize import draw, draw_to, format_for_path
+    from graphflow.visualize import draw, draw_to
 
     options: dict[str, Any] = {"xray": args.xray, "dataflow": args.dataflow}
     if args.thread:
-        options.update(thread_id=args.thread, checkpointer=args.checkpointer)
-    if args.output:
-        path = draw_to(
-            agent, args.output, format=args.format or format_for_path(args.output), **options
+        options.update(
+            thread_id=args.thread, checkpointer=args.draw_checkpointer or args.checkpointer
         )
+    if args.output:
+        path = draw_to(agent, args.output, format=args.format, **options)
         print(f"wrote {path}", file=sys.stderr)
         return
     content = draw(agent, args.format or "mermaid", **options)
@@ -99,6 +99,12 @@ def main(argv: list[str] | None = None) -> int:
     draw.add_argument("--dataflow", action="store_true", help="show who writes and reads each key")
     draw.add_argument(
         "--thread", default=None, help="colour the drawing from this run's checkpoints"
+    )
+    draw.add_argument(
+        "--checkpointer",
+        dest="draw_checkpointer",
+        default=None,
+        help="the run's checkpointer (same as the global --checkpointer)",
     )
     resume = sub.add_parser("resume", help="continue a crashed or interrupted run")
     resume.add_argument("agent")
