@@ -52,6 +52,25 @@ def _print_result(state: dict[str, Any]) -> None:
     print(json.dumps(shown, indent=2, ensure_ascii=False, default=str))
 
 
+def _draw(agent: Agent, args: argparse.Namespace) -> None:
+    from graphflow.visualize import draw, draw_to
+
+    options: dict[str, Any] = {"xray": args.xray, "dataflow": args.dataflow}
+    if args.thread:
+        options.update(
+            thread_id=args.thread, checkpointer=args.draw_checkpointer or args.checkpointer
+        )
+    if args.output:
+        path = draw_to(agent, args.output, format=args.format, **options)
+        print(f"wrote {path}", file=sys.stderr)
+        return
+    content = draw(agent, args.format or "mermaid", **options)
+    if isinstance(content, bytes):
+        sys.stdout.buffer.write(content)
+    else:
+        print(content, end="")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `graphflow` command."""
     parser = argparse.ArgumentParser(prog="graphflow", description=__doc__.splitlines()[0])
@@ -65,9 +84,28 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("agent")
     run.add_argument("input", help="the input text, or a JSON object of state keys")
     run.add_argument("--thread-id", default=None)
-    draw = sub.add_parser("draw", help="draw an agent's graph")
+    draw = sub.add_parser("draw", help="draw an agent tree (to stdout, or to a file with -o)")
     draw.add_argument("agent")
-    draw.add_argument("--format", default="mermaid", choices=["mermaid", "json"])
+    draw.add_argument(
+        "-f",
+        "--format",
+        default=None,
+        help="mermaid (default), dot, plantuml, ascii, json, html, svg, png",
+    )
+    draw.add_argument(
+        "-o", "--output", default=None, help="write to this file; its suffix picks the format"
+    )
+    draw.add_argument("--xray", action="store_true", help="also show LangGraph's own nodes")
+    draw.add_argument("--dataflow", action="store_true", help="show who writes and reads each key")
+    draw.add_argument(
+        "--thread", default=None, help="colour the drawing from this run's checkpoints"
+    )
+    draw.add_argument(
+        "--checkpointer",
+        dest="draw_checkpointer",
+        default=None,
+        help="the run's checkpointer (same as the global --checkpointer)",
+    )
     resume = sub.add_parser("resume", help="continue a crashed or interrupted run")
     resume.add_argument("agent")
     resume.add_argument("thread_id")
@@ -79,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     agent = load_agent(args.agent)
     try:
         if args.command == "draw":
-            print(agent.draw(args.format))
+            _draw(agent, args)
         elif args.command == "run":
             text = args.input
             data: Any = json.loads(text) if text.lstrip().startswith("{") else text

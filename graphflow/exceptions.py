@@ -13,6 +13,7 @@ Hierarchy::
     ├── RunStateError                   the thread is not in a state that allows the request
     │   ├── RunNotFoundError            no run is stored under that thread id
     │   └── ThreadBusyError             another run holds the thread
+    ├── RendererMissingError            a program a drawing format needs is not installed
     └── AgentRunError                   something failed while a run was executing
         ├── OutputValidationError       a reply did not validate against `output_schema`
         ├── RoutingError                a router could not choose a valid route
@@ -53,6 +54,7 @@ __all__ = (
     "ModelTimeoutError",
     "OutputValidationError",
     "ParallelBranchError",
+    "RendererMissingError",
     "RoutingError",
     "RunNotFoundError",
     "RunStateError",
@@ -269,3 +271,7 @@ class CheckpointTypeError(GraphflowError, TypeError):
             f"is yours and safe to construct, allow it: graphflow.checkpoint.allow_types("
             f"{name}) before compiling, or use it as an agent's output_schema"
         )
+
+
+class RendererMissingError(GraphflowError, RuntimeError):
+    """A drawing format needs a program that is not installed (e.g. Graphviz `dot` for svg/png)."""

@@ -94,7 +94,7 @@ def test_xray_graph_shows_nested_node_ids() -> None:
     assert "stamp" in nodes and "stamp:run" not in nodes  # a FunctionAgent runs inline
     assert "gf_merge" in nodes
     mermaid = root.draw("mermaid")
-    assert "subgraph pipeline" in mermaid and "subgraph polish" in mermaid
+    assert "subgraph c_pipeline" in mermaid and "subgraph c_polish" in mermaid
     assert all(m.calls == 0 for m in models.values())
 
 

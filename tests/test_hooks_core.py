@@ -221,7 +221,7 @@ def test_several_instances_of_one_class_get_their_own_nodes_in_the_drawing():
         "solo:after_agent.Plain",
         "solo:after_agent.Plain_2",
     } <= ids
-    assert "before_agent.Plain" in seq.draw("mermaid")
+    assert "before Plain" in seq.draw("mermaid")
 
 
 # -- after_agent reasons -----------------------------------------------------------------------

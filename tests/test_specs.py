@@ -162,8 +162,8 @@ def test_xray_graph_shows_nested_agent_nodes():
         for inner in ("model", "tools"):
             assert f"{agent}:{inner}" in ids
         assert f"{agent}:prepare" not in ids and f"{agent}:finish" not in ids
-    mermaid = pipeline.draw("mermaid")
-    assert "subgraph researcher" in mermaid and "subgraph writer" in mermaid
+    mermaid = pipeline.draw("mermaid", xray=True)
+    assert "subgraph c_researcher" in mermaid and "subgraph c_writer" in mermaid
 
 
 def test_model_copy_gets_its_own_compile_cache_and_template():

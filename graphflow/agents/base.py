@@ -396,11 +396,15 @@ class Agent(BaseModel):
     # -- drawing and composing -------------------------------------------------------------------
 
     def draw(self, format: str = "mermaid", **options: Any) -> Any:
-        """Draw the agent tree (`mermaid`, `json`, ...; see `graphflow.visualize`)."""
+        """Draw the agent tree: mermaid, dot, plantuml, ascii, json, html (text); svg, png (bytes).
+
+        Options (see `graphflow.visualize.draw`): `xray` adds each agent's LangGraph nodes,
+        `dataflow` who writes and reads each key, `thread_id` (and `checkpointer`) colours a run.
+        """
         return runtime().draw(self, format, **options)
 
     def draw_to(self, path: str | Path, **options: Any) -> Any:
-        """Write a drawing to `path`, the format chosen by its suffix."""
+        """Write a drawing to `path`, the format chosen by its suffix (`team.svg`, `team.html`)."""
         return runtime().draw_to(self, path, **options)
 
     def as_tool(self, name: str | None = None, description: str | None = None) -> BaseTool:

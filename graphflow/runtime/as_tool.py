@@ -17,10 +17,13 @@ from graphflow.strategies import FlowGraphBuilder
 if TYPE_CHECKING:
     from graphflow.agents.base import Agent
 
-__all__ = ("AS_TOOL_MARK", "agent_as_tool")
+__all__ = ("AgentTool", "agent_as_tool")
 
-AS_TOOL_MARK = "graphflow_agent"
-"""Key in a tool's `metadata` whose value is the name of the agent the tool runs."""
+
+class AgentTool(StructuredTool):
+    """A tool that runs an agent; `graphflow_agent` lets drawings show the agent beside its caller."""
+
+    graphflow_agent: Any = Field(default=None, exclude=True)
 
 
 class _Request(BaseModel):
@@ -46,11 +49,11 @@ def agent_as_tool(agent: Agent, *, name: str | None, description: str | None) ->
     async def arun(request: str, config: RunnableConfig) -> str:
         return result_of(await graph.ainvoke(normalize_input(request), config))
 
-    return StructuredTool.from_function(
+    return AgentTool.from_function(
         func=run,
         coroutine=arun,
         name=name or agent.name,
         description=description or agent.description or f"Ask the {agent.name} agent.",
         args_schema=_Request,
-        metadata={AS_TOOL_MARK: agent.name},
+        graphflow_agent=agent,
     )

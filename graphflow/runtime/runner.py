@@ -16,11 +16,11 @@ from langgraph.types import Command
 from graphflow.checkpoint.runs import list_runs, run_history
 from graphflow.exceptions import InputError, RunNotFoundError, RunStateError
 from graphflow.runtime import graphs
-from graphflow.runtime._draw import draw, draw_to
 from graphflow.runtime.as_tool import agent_as_tool
 from graphflow.runtime.inputs import check_thread_id, normalize_input
 from graphflow.state import AGENT_STATUS, is_private
 from graphflow.strategies import FlowGraphBuilder, strategy_for
+from graphflow.visualize import draw, draw_to
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig

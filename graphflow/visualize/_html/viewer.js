@@ -1,0 +1,330 @@
+// graphflow drawing viewer: lays the drawing model out as nested boxes and draws it as SVG.
+(function () {
+  "use strict";
+  var SVGNS = "http://www.w3.org/2000/svg";
+  var drawing = JSON.parse(document.getElementById("graphflow-drawing").textContent);
+  var COLORS = {
+    done: ["#d4edda", "#2e7d32"], running: ["#cfe2ff", "#0d6efd"], failed: ["#f8d7da", "#c62828"],
+    interrupted: ["#fff3cd", "#e67e00"], not_reached: ["#eeeeee", "#9e9e9e"]
+  };
+  var MARKS = { done: "✔ done", running: "▶ running", failed: "✖ failed",
+    interrupted: "‖ interrupted", not_reached: "○ not reached" };
+  var LINE = 15, PAD = 12, GAP_X = 22, GAP_Y = 34, TITLE = 24;
+  var agents = {}, nodes = {}, collapsed = {}, selected = null;
+  drawing.agents.forEach(function (a) { agents[a.id] = a; });
+  drawing.nodes.forEach(function (n) { nodes[n.id] = n; });
+
+  var measureCtx = document.createElement("canvas").getContext("2d");
+  function textWidth(s, size) {
+    if (measureCtx) { measureCtx.font = size + "px 'DejaVu Sans', Helvetica, Arial, sans-serif"; return measureCtx.measureText(s).width; }
+    return s.length * size * 0.6;
+  }
+  function el(tag, attrs, parent) {
+    var e = document.createElementNS(SVGNS, tag);
+    for (var k in attrs) { if (attrs[k] !== undefined && attrs[k] !== null) e.setAttribute(k, attrs[k]); }
+    if (parent) parent.appendChild(e);
+    return e;
+  }
+  function runLine(run) {
+    if (!run) return "";
+    var head = MARKS[run.status];
+    if (run.detail && run.detail !== "completed" && run.detail !== "running") {
+      head += " (" + (run.detail.length > 60 ? run.detail.slice(0, 59) + "…" : run.detail) + ")";
+    }
+    var parts = [head];
+    if (run.model_calls !== null && run.model_calls !== undefined) parts.push("model calls " + run.model_calls);
+    if (run.tool_calls !== null && run.tool_calls !== undefined) parts.push("tool calls " + run.tool_calls);
+    if (run.loop_passes !== null && run.loop_passes !== undefined) parts.push("passes " + run.loop_passes);
+    return parts.join(" · ");
+  }
+
+  // -- structure ---------------------------------------------------------------------------------
+  function membersOf(owner) {  // direct members of a box: node ids and boxed agent ids, in order
+    var out = [];
+    drawing.nodes.forEach(function (n) { if (n.owner === owner) out.push({ type: "node", id: n.id }); });
+    drawing.agents.forEach(function (a) { if (a.boxed && a.parent === owner) out.push({ type: "box", id: a.id }); });
+    return out;
+  }
+  function boxChain(nodeId) {  // boxes holding a node, innermost first
+    var chain = [], owner = nodes[nodeId] ? nodes[nodeId].owner : null;
+    while (owner !== null && owner !== undefined) { chain.push(owner); owner = agents[owner].parent; }
+    return chain;
+  }
+  function visible(nodeId) {  // the drawn block standing for a node: itself, or its outermost collapsed box
+    var chain = boxChain(nodeId), rep = nodeId;
+    for (var i = 0; i < chain.length; i++) { if (collapsed[chain[i]]) rep = "box:" + chain[i]; }
+    return rep;
+  }
+  function memberFor(owner, nodeId) {  // which member of `owner`'s box holds a node (null: none)
+    if (nodes[nodeId] && nodes[nodeId].owner === owner) return "node:" + nodeId;
+    var chain = boxChain(nodeId);
+    for (var i = 0; i < chain.length; i++) {
+      if (agents[chain[i]].parent === owner && agents[chain[i]].boxed) return "box:" + chain[i];
+    }
+    return null;
+  }
+
+  // -- layout ------------------------------------------------------------------------------------
+  function nodeSize(n) {
+    var lines = labelOf(n), size = n.kind === "xray" || n.kind === "hook" ? 10 : 12;
+    var w = 0;
+    lines.forEach(function (l) { w = Math.max(w, textWidth(l, size)); });
+    var h = lines.length * LINE + 2 * 6;
+    if (n.kind === "decision") { return { w: w * 1.5 + 30, h: h * 1.6 }; }
+    return { w: Math.max(w + 2 * PAD, 40), h: h };
+  }
+  function labelOf(n) {
+    var lines = n.label.split("\n");
+    if (n.kind === "agent" && agents[n.id] && agents[n.id].run) lines.push(runLine(agents[n.id].run));
+    return lines;
+  }
+  function boxTitle(a) {
+    var lines = [(collapsed[a.id] ? "▸ " : "▾ ") + a.label];
+    if (a.run) lines.push(runLine(a.run));
+    return lines;
+  }
+  function layoutBox(agentId) {  // returns {w, h, items:[{key, x, y, w, h, ...}]} relative to the box
+    var a = agents[agentId], title = a ? boxTitle(a) : [];
+    var titleW = 0;
+    title.forEach(function (l) { titleW = Math.max(titleW, textWidth(l, 12) + 20); });
+    if (a && collapsed[agentId]) {
+      return { w: titleW + 2 * PAD, h: title.length * LINE + 16, collapsed: true, title: title, items: [] };
+    }
+    var members = membersOf(agentId === "__top__" ? null : agentId);
+    var sized = {}, order = [];
+    members.forEach(function (m) {
+      var key = m.type + ":" + m.id;
+      order.push(key);
+      if (m.type === "node") { var s = nodeSize(nodes[m.id]); sized[key] = { key: key, type: "node", id: m.id, w: s.w, h: s.h }; }
+      else { var b = layoutBox(m.id); b.key = key; b.type = "box"; b.id = m.id; sized[key] = b; }
+    });
+    // layering edges between members (back edges of loops do not rank)
+    var succ = {};
+    order.forEach(function (k) { succ[k] = []; });
+    var owner = agentId === "__top__" ? null : agentId;
+    drawing.edges.forEach(function (e) {
+      if (e.kind === "loop" || e.kind === "data" || e.kind === "tool") return;
+      var s = memberFor(owner, e.source), t = memberFor(owner, e.target);
+      if (s && t && s !== t && succ[s] && succ[t] && succ[s].indexOf(t) < 0) succ[s].push(t);
+    });
+    var layer = {}, state = {};
+    function visit(k) {  // longest path from sources; edges closing a cycle are ignored
+      if (state[k] === 2) return layer[k];
+      state[k] = 1;
+      var best = 0;
+      order.forEach(function (p) {
+        if (succ[p].indexOf(k) >= 0 && state[p] !== 1) best = Math.max(best, visit(p) + 1);
+      });
+      state[k] = 2; layer[k] = best;
+      return best;
+    }
+    order.forEach(visit);
+    var rows = [];
+    order.forEach(function (k) { (rows[layer[k]] = rows[layer[k]] || []).push(k); });
+    rows = rows.filter(function (r) { return r && r.length; });
+    var width = titleW + 2 * PAD, y = (a ? TITLE + (title.length - 1) * LINE : 0) + PAD, rowDims = [];
+    rows.forEach(function (r) {
+      var w = 0, h = 0;
+      r.forEach(function (k, i) { w += sized[k].w + (i ? GAP_X : 0); h = Math.max(h, sized[k].h); });
+      rowDims.push({ w: w, h: h });
+      width = Math.max(width, w + 2 * PAD);
+    });
+    var items = [];
+    rows.forEach(function (r, ri) {
+      var x = (width - rowDims[ri].w) / 2;
+      r.forEach(function (k) {
+        var it = sized[k];
+        it.x = x; it.y = y + (rowDims[ri].h - it.h) / 2;
+        x += it.w + GAP_X;
+        items.push(it);
+      });
+      y += rowDims[ri].h + GAP_Y;
+    });
+    return { w: width, h: y - GAP_Y + PAD, title: title, items: items };
+  }
+
+  // -- drawing -----------------------------------------------------------------------------------
+  var viewport = document.getElementById("gf-viewport");
+  var rects = {};  // drawn block key -> absolute rect
+  function statusStyle(run, shape) {
+    if (!run) return;
+    shape.style.fill = COLORS[run.status][0];
+    shape.style.stroke = COLORS[run.status][1];
+  }
+  function drawText(g, lines, cx, top, size, anchor) {
+    lines.forEach(function (l, i) {
+      var t = el("text", { x: cx, y: top + (i + 1) * LINE - 3, "font-size": size, "text-anchor": anchor || "middle" }, g);
+      t.textContent = l;
+    });
+  }
+  function drawNode(parent, it, ox, oy) {
+    var n = nodes[it.id], x = ox + it.x, y = oy + it.y;
+    var agent = n.kind === "agent" ? agents[n.id] : null;
+    var g = el("g", { "class": "gf-node gf-" + n.kind, "data-node": n.id, "data-agent": agent ? agent.id : null }, parent);
+    var shape;
+    if (n.kind === "decision") {
+      var cx = x + it.w / 2, cy = y + it.h / 2;
+      shape = el("polygon", { points: [cx, y, x + it.w, cy, cx, y + it.h, x, cy].join(" ") }, g);
+      shape.style.fill = "#fffde7";
+    } else {
+      shape = el("rect", { x: x, y: y, width: it.w, height: it.h }, g);
+    }
+    if (agent) statusStyle(agent.run, shape);
+    var lines = labelOf(n), size = n.kind === "xray" || n.kind === "hook" ? 10 : 12;
+    drawText(g, lines, x + it.w / 2, y + (it.h - lines.length * LINE) / 2, size);
+    var owner = agent ? agent.id : (n.owner || null);
+    if (owner) g.addEventListener("click", function (ev) { ev.stopPropagation(); select(owner); });
+    rects["node:" + n.id] = { x: x, y: y, w: it.w, h: it.h };
+  }
+  function drawBox(parent, agentId, layout, ox, oy) {
+    var a = agents[agentId];
+    var g = el("g", { "class": "gf-box" + (layout.collapsed ? " gf-collapsed" : ""), "data-agent": agentId, "data-kind": a.kind }, parent);
+    var rect = el("rect", { "class": "gf-frame", x: ox, y: oy, width: layout.w, height: layout.h }, g);
+    statusStyle(a.run, rect);
+    if (a.run) rect.style.fillOpacity = "0.35";
+    var title = el("g", { "class": "gf-title" }, g);
+    drawText(title, layout.title, ox + PAD, oy + 4, 12, "start");
+    title.addEventListener("click", function (ev) { ev.stopPropagation(); select(agentId); });
+    var toggle = el("rect", { "class": "gf-toggle", x: ox + 4, y: oy + 4, width: 16, height: 16, "data-toggle": agentId }, g);
+    toggle.addEventListener("click", function (ev) { ev.stopPropagation(); collapsed[agentId] = !collapsed[agentId]; render(); });
+    rects["box:" + agentId] = { x: ox, y: oy, w: layout.w, h: layout.h };
+    layout.items.forEach(function (it) {
+      if (it.type === "node") drawNode(g, it, ox, oy);
+      else drawBox(g, it.id, it, ox + it.x, oy + it.y);
+    });
+  }
+  function drawEdges(layer) {
+    var seen = {};
+    drawing.edges.forEach(function (e) {
+      var s = visible(e.source), t = visible(e.target);
+      var sk = s.indexOf("box:") === 0 ? s : "node:" + s, tk = t.indexOf("box:") === 0 ? t : "node:" + t;
+      if (sk === tk || !rects[sk] || !rects[tk]) return;
+      var dup = sk + ">" + tk + ">" + e.kind + ">" + e.label;
+      if (seen[dup]) return;
+      seen[dup] = true;
+      var a = rects[sk], b = rects[tk], d, lx, ly;
+      var x1 = a.x + a.w / 2, y1 = a.y + a.h, x2 = b.x + b.w / 2, y2 = b.y;
+      if (e.kind === "loop" || y2 < y1 - 1) {  // back edge: around the right side
+        x1 = a.x + a.w; y1 = a.y + a.h / 2; x2 = b.x + b.w; y2 = b.y + b.h / 2;
+        var bend = Math.max(x1, x2) + 40;
+        d = "M" + x1 + "," + y1 + " C" + bend + "," + y1 + " " + bend + "," + y2 + " " + x2 + "," + y2;
+        lx = bend - 14; ly = (y1 + y2) / 2;
+      } else {
+        var my = (y1 + y2) / 2;
+        d = "M" + x1 + "," + y1 + " C" + x1 + "," + my + " " + x2 + "," + my + " " + x2 + "," + y2;
+        lx = (x1 + x2) / 2 + 4; ly = my;
+      }
+      el("path", { d: d, "class": "gf-edge gf-" + e.kind + " gf-" + e.style, "marker-end": "url(#gf-arrow)", "data-edge": e.kind }, layer);
+      if (e.label) {
+        var lines = e.label.split("\n");
+        lines.forEach(function (l, i) {
+          var t = el("text", { x: lx, y: ly + i * 12, "class": "gf-edge-label", "text-anchor": "start" }, layer);
+          t.textContent = l;
+        });
+      }
+    });
+  }
+  var view = { x: 20, y: 20, k: 1 }, lastSize = null;
+  function apply() { viewport.setAttribute("transform", "translate(" + view.x + "," + view.y + ") scale(" + view.k + ")"); }
+  function render() {
+    while (viewport.firstChild) viewport.removeChild(viewport.firstChild);
+    rects = {};
+    var top = layoutBox("__top__");
+    var boxes = el("g", { id: "gf-boxes" }, viewport);
+    top.items.forEach(function (it) {
+      if (it.type === "node") drawNode(boxes, it, 0, 0);
+      else drawBox(boxes, it.id, it, it.x, it.y);
+    });
+    drawEdges(el("g", { id: "gf-edges" }, viewport));
+    lastSize = { w: top.w, h: top.h };
+    if (selected) mark(selected);
+    apply();
+  }
+  function fit() {
+    var svg = document.getElementById("gf-canvas"), box = svg.getBoundingClientRect();
+    if (!lastSize || !box.width) return;
+    view.k = Math.min(box.width / (lastSize.w + 80), box.height / (lastSize.h + 40), 1.5);
+    view.x = (box.width - lastSize.w * view.k) / 2; view.y = 20;
+    apply();
+  }
+
+  // -- side panel --------------------------------------------------------------------------------
+  function mark(agentId) {
+    Array.prototype.forEach.call(document.querySelectorAll(".gf-selected"), function (e) { e.classList.remove("gf-selected"); });
+    Array.prototype.forEach.call(document.querySelectorAll('[data-agent="' + agentId + '"]'), function (e) { e.classList.add("gf-selected"); });
+  }
+  function add(dl, term, value) {
+    if (value === undefined || value === null || value === "" || (Array.isArray(value) && !value.length)) return;
+    var dt = document.createElement("dt"); dt.textContent = term; dl.appendChild(dt);
+    var dd = document.createElement("dd");
+    if (value instanceof Node) dd.appendChild(value); else dd.textContent = String(value);
+    dl.appendChild(dd);
+  }
+  function pre(text) { var p = document.createElement("pre"); p.textContent = text; return p; }
+  function list(items) {
+    var ul = document.createElement("ul");
+    items.forEach(function (i) { var li = document.createElement("li"); li.textContent = i; ul.appendChild(li); });
+    return ul;
+  }
+  function select(agentId) {
+    selected = agentId;
+    mark(agentId);
+    var a = agents[agentId], d = a.details || {}, panel = document.getElementById("gf-panel");
+    panel.textContent = "";
+    var h = document.createElement("h2"); h.textContent = a.name; panel.appendChild(h);
+    var k = document.createElement("div"); k.className = "gf-kind"; k.textContent = a.kind + (a.tool_of ? " · tool of " + agents[a.tool_of].name : ""); panel.appendChild(k);
+    var dl = document.createElement("dl"); dl.id = "gf-details"; panel.appendChild(dl);
+    add(dl, "kind", a.kind);
+    add(dl, "description", a.description);
+    if (a.run) add(dl, "run", runLine(a.run));
+    add(dl, "instruction", d.instruction !== undefined ? pre(d.instruction) : undefined);
+    add(dl, "reads", (d.reads || []).map(function (r) { return "{" + r.key + (r.optional ? "?" : "") + "}"; }).join(", "));
+    add(dl, "output_key", d.output_key);
+    add(dl, "tools", d.tools && d.tools.length ? list(d.tools) : undefined);
+    add(dl, "hooks", d.hooks && d.hooks.length ? list(d.hooks.map(function (x) { return x.name + " (" + x.kinds.join(", ") + ")"; })) : undefined);
+    var shown = { instruction: 1, reads: 1, output_key: 1, tools: 1, hooks: 1 };
+    if (d.routes) {
+      add(dl, "routes", list(d.routes.map(function (r) { return r.name + (r.description ? ": " + r.description : ""); })));
+      shown.routes = 1;
+    }
+    Object.keys(d).forEach(function (key) {
+      if (shown[key]) return;
+      var v = d[key];
+      add(dl, key, typeof v === "object" && v !== null ? JSON.stringify(v) : v);
+    });
+  }
+
+  // -- pan and zoom ------------------------------------------------------------------------------
+  var svg = document.getElementById("gf-canvas"), drag = null;
+  svg.addEventListener("wheel", function (ev) {
+    ev.preventDefault();
+    var r = svg.getBoundingClientRect(), px = ev.clientX - r.left, py = ev.clientY - r.top;
+    var f = ev.deltaY < 0 ? 1.15 : 1 / 1.15, k = Math.max(0.1, Math.min(6, view.k * f));
+    view.x = px - (px - view.x) * (k / view.k); view.y = py - (py - view.y) * (k / view.k); view.k = k;
+    apply();
+  }, { passive: false });
+  svg.addEventListener("mousedown", function (ev) { drag = { x: ev.clientX - view.x, y: ev.clientY - view.y, moved: false }; svg.classList.add("gf-dragging"); });
+  window.addEventListener("mousemove", function (ev) {
+    if (!drag) return;
+    view.x = ev.clientX - drag.x; view.y = ev.clientY - drag.y; drag.moved = true; apply();
+  });
+  window.addEventListener("mouseup", function () { drag = null; svg.classList.remove("gf-dragging"); });
+
+  document.getElementById("gf-title").textContent = drawing.root + (drawing.options.thread_id ? " · run " + drawing.options.thread_id : "");
+  document.getElementById("gf-fit").addEventListener("click", fit);
+  document.getElementById("gf-expand").addEventListener("click", function () { collapsed = {}; render(); fit(); });
+  document.getElementById("gf-collapse").addEventListener("click", function () {
+    drawing.agents.forEach(function (a) { if (a.boxed && a.id !== drawing.root) collapsed[a.id] = true; });
+    render(); fit();
+  });
+  var legend = document.getElementById("gf-legend");
+  if (drawing.options.thread_id) {
+    Object.keys(COLORS).forEach(function (s) {
+      var span = document.createElement("span"); span.textContent = MARKS[s];
+      span.style.background = COLORS[s][0]; span.style.borderColor = COLORS[s][1]; legend.appendChild(span);
+    });
+  }
+  render();
+  fit();
+  window.graphflowViewer = { drawing: drawing, select: select, collapse: function (id, v) { collapsed[id] = v !== false; render(); } };
+})();

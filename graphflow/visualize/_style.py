@@ -1,0 +1,58 @@
+"""What every renderer shares: status colours, run-overlay text, titles with the run line."""
+
+from __future__ import annotations
+
+from graphflow.visualize.model import AgentBox, AgentRun, Drawing, Node
+
+STATUS_COLORS: dict[str, tuple[str, str]] = {
+    # status: (fill, stroke)
+    "done": ("#d4edda", "#2e7d32"),
+    "running": ("#cfe2ff", "#0d6efd"),
+    "failed": ("#f8d7da", "#c62828"),
+    "interrupted": ("#fff3cd", "#e67e00"),
+    "not_reached": ("#eeeeee", "#9e9e9e"),
+}
+STATUS_MARKS = {
+    "done": "✔ done",
+    "running": "▶ running",
+    "failed": "✖ failed",
+    "interrupted": "‖ interrupted",
+    "not_reached": "○ not reached",
+}
+KIND_FILL = {"agent": "#ffffff", "hook": "#f3e5f5", "xray": "#f5f5f5", "input": "#e3f2fd"}
+
+
+def run_text(run: AgentRun | None, *, max_detail: int = 80) -> str:
+    """`✔ done (until) · model calls 2 · tool calls 1 · passes 1` — empty without a run."""
+    if run is None:
+        return ""
+    head = STATUS_MARKS[run.status]
+    if run.detail and run.detail not in ("completed", "running"):
+        detail = run.detail if len(run.detail) <= max_detail else run.detail[: max_detail - 1] + "…"
+        head += f" ({detail})"
+    parts = [head]
+    if run.model_calls is not None:
+        parts.append(f"model calls {run.model_calls}")
+    if run.tool_calls is not None:
+        parts.append(f"tool calls {run.tool_calls}")
+    if run.loop_passes is not None:
+        parts.append(f"passes {run.loop_passes}")
+    return " · ".join(parts)
+
+
+def box_title(box: AgentBox) -> str:
+    """A box's title, with the run line under it."""
+    text = run_text(box.run)
+    return box.label + (f"\n{text}" if text else "")
+
+
+def node_label(drawing: Drawing, node: Node, agents: dict[str, AgentBox]) -> str:
+    """A node's label; an agent's card gets its run line."""
+    box = agents.get(node.id) if node.kind == "agent" else None
+    text = run_text(box.run) if box else ""
+    return node.label + (f"\n{text}" if text else "")
+
+
+def status_of(node: Node, agents: dict[str, AgentBox]) -> str | None:
+    box = agents.get(node.id) if node.kind == "agent" else None
+    return box.run.status if box and box.run else None

@@ -1,0 +1,86 @@
+"""Mermaid flowchart: agents as nested subgraphs, the flow as arrows."""
+
+from __future__ import annotations
+
+from graphflow.visualize._ids import SafeIds
+from graphflow.visualize._style import (
+    KIND_FILL,
+    STATUS_COLORS,
+    box_title,
+    node_label,
+    status_of,
+)
+from graphflow.visualize.model import AgentBox, Drawing, Node
+
+__all__ = ("render",)
+
+_SHAPES = {
+    "agent": ('["', '"]'),
+    "step": ('["', '"]'),
+    "fork": ('(["', '"])'),
+    "join": ('(["', '"])'),
+    "decision": ('{"', '"}'),
+    "hook": ('>"', '"]'),
+    "input": ('[/"', '"/]'),
+    "xray": ('("', '")'),
+}
+_ARROWS = {"solid": "-->", "dashed": "-.->", "dotted": "-.->", "bold": "==>"}
+
+
+def _text(label: str) -> str:
+    """Label text safe inside a quoted Mermaid label."""
+    out = (
+        label.replace("#", "#35;").replace('"', "#quot;").replace("<", "#lt;").replace(">", "#gt;")
+    )
+    return out.replace("\n", "<br/>")
+
+
+def render(drawing: Drawing) -> str:
+    """The drawing as Mermaid `flowchart` text."""
+    ids = SafeIds()
+    agents = {a.id: a for a in drawing.agents}
+    lines = [f"%% graphflow drawing of {drawing.root} (schema 1)", "flowchart TB"]
+    classes: dict[str, list[str]] = {}
+    styles: list[str] = []
+
+    def emit_node(node: Node, indent: str) -> None:
+        left, right = _SHAPES.get(node.kind, _SHAPES["step"])
+        safe = ids(node.id)
+        lines.append(f"{indent}{safe}{left}{_text(node_label(drawing, node, agents))}{right}")
+        status = status_of(node, agents)
+        classes.setdefault(status or node.kind, []).append(safe)
+
+    def emit_box(box: AgentBox, indent: str) -> None:
+        safe = ids(box.id, "c")
+        lines.append(f'{indent}subgraph {safe}["{_text(box_title(box))}"]')
+        lines.append(f"{indent}  direction TB")
+        emit_members(box.id, indent + "  ")
+        lines.append(f"{indent}end")
+        if box.run is not None:
+            fill, stroke = STATUS_COLORS[box.run.status]
+            styles.append(f"style {safe} fill:{fill},stroke:{stroke}")
+
+    def emit_members(owner: str | None, indent: str) -> None:
+        nodes, boxes = drawing.members(owner)
+        for node in nodes:
+            emit_node(node, indent)
+        for box in boxes:
+            emit_box(box, indent)
+
+    emit_members(None, "  ")
+    for edge in drawing.edges:
+        arrow = _ARROWS[edge.style]
+        label = f'|"{_text(edge.label)}"|' if edge.label else ""
+        lines.append(f"  {ids(edge.source)} {arrow}{label} {ids(edge.target)}")
+    for status, (fill, stroke) in STATUS_COLORS.items():
+        if status in classes:
+            lines.append(f"  classDef {status} fill:{fill},stroke:{stroke}")
+    for kind, fill in KIND_FILL.items():
+        if kind in classes:
+            extra = ",stroke-dasharray:3 3" if kind == "xray" else ""
+            lines.append(f"  classDef {kind} fill:{fill}{extra}")
+    for name, members in classes.items():
+        if name in STATUS_COLORS or name in KIND_FILL:
+            lines.append(f"  class {','.join(members)} {name}")
+    lines.extend(f"  {s}" for s in styles)
+    return "\n".join(lines) + "\n"

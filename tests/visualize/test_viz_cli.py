@@ -1,0 +1,50 @@
+"""`graphflow draw TARGET [-f FORMAT] [-o FILE] [--xray] [--dataflow] [--thread ID]`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from viz_support import REPO, program
+
+from graphflow.cli import main
+
+TARGET = f"{REPO / 'examples' / 'competitive_analysis.py'}:pipeline"
+
+
+def test_draw_to_svg_file(tmp_path: Path) -> None:
+    program("dot")
+    out = tmp_path / "team.svg"
+    assert main(["draw", TARGET, "-o", str(out)]) == 0
+    svg = out.read_text(encoding="utf-8")
+    assert svg.lstrip().startswith("<?xml") and "<svg" in svg and "researcher" in svg
+    import xml.dom.minidom
+
+    xml.dom.minidom.parseString(svg)  # well-formed
+
+
+def test_format_follows_the_suffix_and_flags(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "team.json"
+    assert main(["draw", TARGET, "-o", str(out), "--dataflow", "--xray"]) == 0
+    data = json.loads(out.read_text())
+    assert data["options"]["dataflow"] is True and data["options"]["xray"] is True
+    assert any(n["kind"] == "xray" for n in data["nodes"])
+    assert main(["draw", TARGET, "-f", "ascii"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("competitive_analysis · sequential") and "└── 2. refine · loop" in text
+    assert main(["draw", TARGET]) == 0
+    assert capsys.readouterr().out.startswith("%% graphflow drawing of competitive_analysis")
+
+
+def test_draw_a_run(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+    assert main(["--checkpointer", db, "run", TARGET, "Huawei Pura X", "--thread-id", "r1"]) == 0
+    capsys.readouterr()
+    assert main(["--checkpointer", db, "draw", TARGET, "-f", "ascii", "--thread", "r1"]) == 0
+    text = capsys.readouterr().out
+    assert "refine · loop" in text and "✔ done (until) · passes 2" in text
+    assert main(["draw", TARGET, "-f", "json", "--thread", "r1", "--checkpointer", db]) == 0
+    assert '"status": "done"' in capsys.readouterr().out
+    assert main(["--checkpointer", db, "draw", TARGET, "--thread", "missing"]) == 1
+    assert "RunNotFoundError" in capsys.readouterr().err

@@ -1,0 +1,115 @@
+"""The HTML viewer in headless Chromium: drawn, one DOM node per agent, details on click, offline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from viz_trees import SIX_LEVELS, six_level_tree
+
+from graphflow.visualize import draw
+
+SIX_NAMES = [name for names in SIX_LEVELS.values() for name in names]
+
+
+@pytest.fixture
+def viewer(browser: Any, tmp_path: Path) -> Any:
+    path = tmp_path / "six.html"
+    path.write_text(str(draw(six_level_tree(), "html", dataflow=True)), encoding="utf-8")
+    page = browser.new_page()
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    requests: list[str] = []
+    errors: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(path.as_uri())
+    page.requests, page.errors = requests, errors  # type: ignore[attr-defined]
+    yield page
+    page.close()
+
+
+def test_page_draws_every_agent(viewer: Any, tmp_path: Path) -> None:
+    assert viewer.errors == []
+    agents = viewer.eval_on_selector_all(
+        "#gf-viewport [data-agent]", "els => [...new Set(els.map(e => e.dataset.agent))]"
+    )
+    assert set(agents) == {*SIX_NAMES, "specialist.analyst"}
+    # every agent's name is drawn as text inside its node
+    texts = viewer.eval_on_selector_all("#gf-viewport text", "els => els.map(e => e.textContent)")
+    for name in SIX_NAMES:
+        assert any(name in t for t in texts), name
+    shot = tmp_path / "shot.png"
+    viewer.screenshot(path=str(shot))
+    colours = viewer.evaluate(
+        """async (src) => {
+            const img = new Image(); img.src = src; await img.decode();
+            const c = document.createElement('canvas'); c.width = img.width; c.height = img.height;
+            const g = c.getContext('2d'); g.drawImage(img, 0, 0);
+            const d = g.getImageData(0, 0, c.width, c.height).data, seen = new Set();
+            let dark = 0;
+            for (let i = 0; i < d.length; i += 16) {
+                seen.add((d[i] >> 4) << 8 | (d[i + 1] >> 4) << 4 | (d[i + 2] >> 4));
+                if (d[i] + d[i + 1] + d[i + 2] < 200) dark++;
+            }
+            return {distinct: seen.size, dark};
+        }""",
+        "data:image/png;base64," + __import__("base64").b64encode(shot.read_bytes()).decode(),
+    )
+    assert colours["distinct"] > 20 and colours["dark"] > 500  # not a blank page
+
+
+def test_click_shows_details(viewer: Any) -> None:
+    viewer.click('#gf-viewport g.gf-node[data-agent="specialist"]')
+    panel = viewer.inner_text("#gf-panel")
+    assert "specialist" in panel and "react" in panel
+    assert "Pass {loop_iteration}: dig into {brief}." in panel  # the instruction template
+    assert "exit_loop" in panel and "analyst" in panel  # tools
+    assert "special_notes" in panel and "Trim (model)" in panel  # output_key, hooks
+    viewer.click('#gf-viewport g.gf-box[data-agent="deepdive"] > .gf-title')
+    panel = viewer.inner_text("#gf-panel")
+    assert "loop" in panel and "max_iterations" in panel and "_verdict_given" in panel
+    viewer.click('#gf-viewport g.gf-box[data-agent="dispatch"] > .gf-title')
+    panel = viewer.inner_text("#gf-panel")
+    assert "fallback" in panel and "generalist" in panel and "Deep technical questions" in panel
+
+
+def test_collapse_hides_nested_agents(viewer: Any) -> None:
+    def drawn() -> set[str]:
+        return set(
+            viewer.eval_on_selector_all(
+                "#gf-viewport [data-agent]", "els => els.map(e => e.dataset.agent)"
+            )
+        )
+
+    assert "drafter" in drawn()
+    viewer.click('#gf-viewport g.gf-box[data-agent="deepdive"] > rect.gf-toggle')
+    after = drawn()
+    assert "deepdive" in after and "drafter" not in after and "dispatch" not in after
+    assert "scout" in after
+    viewer.click('#gf-viewport g.gf-box[data-agent="deepdive"] > rect.gf-toggle')
+    assert "drafter" in drawn()
+
+
+def test_pan_and_zoom(viewer: Any) -> None:
+    def transform() -> str:
+        return str(viewer.get_attribute("#gf-viewport", "transform"))
+
+    before = transform()
+    viewer.mouse.move(300, 400)
+    viewer.mouse.wheel(0, -400)
+    zoomed = transform()
+    assert zoomed != before
+    viewer.mouse.move(100, 900)
+    viewer.mouse.down()
+    viewer.mouse.move(200, 950)
+    viewer.mouse.up()
+    assert transform() != zoomed
+
+
+def test_no_network(viewer: Any) -> None:
+    viewer.click('#gf-viewport g.gf-node[data-agent="editor"]')
+    assert viewer.requests == [viewer.url]  # only the file itself
+    html = str(draw(six_level_tree(), "html"))
+    assert "http://" not in html.replace("http://www.w3.org/2000/svg", "")
+    assert "https://" not in html and "default-src 'none'" in html
