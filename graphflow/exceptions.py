@@ -7,6 +7,7 @@ Hierarchy::
     │   ├── InstructionTemplateError    an instruction template is malformed
     │   └── DataflowError               a placeholder nobody writes, a duplicate name or key
     ├── CheckpointTypeError             a checkpoint holds a type outside the load allowlist
+    ├── OffloadKeyError                 an offload-store key is not an observation or summary id
     └── AgentRunError                   something failed while a run was executing
         ├── OutputValidationError       a reply did not validate against `output_schema`
         ├── RoutingError                a router could not choose a valid route
@@ -32,6 +33,7 @@ __all__ = (
     "GraphflowError",
     "InstructionTemplateError",
     "ModelCallLimitExceeded",
+    "OffloadKeyError",
     "OutputValidationError",
     "ParallelBranchError",
     "RoutingError",
@@ -139,3 +141,11 @@ class CheckpointTypeError(GraphflowError, TypeError):
             f"is yours and safe to construct, allow it: graphflow.checkpoint.allow_types("
             f"{name}) before compiling, or use it as an agent's output_schema"
         )
+
+
+class OffloadKeyError(GraphflowError, ValueError):
+    """A key given to a context offload store is not an observation id (`obs_17`) or summary id.
+
+    Keys are checked before any store or file is touched, so a forged id (`../x`, another
+    thread's path) can never read data outside the current thread's namespace.
+    """

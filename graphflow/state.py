@@ -15,6 +15,7 @@ from langgraph.graph.message import add_messages
 
 __all__ = (
     "AGENT_STATUS",
+    "CONTEXT",
     "INPUT",
     "LOOP_ITERATION",
     "MESSAGES",
@@ -37,6 +38,8 @@ ROUTES = "gf_routes"
 MODEL_CALLS = "gf_model_calls"
 STOP = "gf_stop"
 JUMP = "gf_jump"
+CONTEXT = "gf_context"
+"""Agent-local bookkeeping of context policies (a dict merged key by key; never handed back)."""
 
 RESERVED_KEYS = frozenset(
     {
@@ -49,6 +52,7 @@ RESERVED_KEYS = frozenset(
         MODEL_CALLS,
         STOP,
         JUMP,
+        CONTEXT,
     }
 )
 """Keys graphflow owns; agents may not use them as output keys or names."""

@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 
 from graphflow.agents.base import Agent
 from graphflow.exceptions import GraphflowConfigError
+from graphflow.hooks.base import ModelHook
 
 __all__ = ("ReactAgent", "resolve_model")
 
@@ -38,6 +39,9 @@ class ReactAgent(Agent):
     """Validate the final answer (JSON) into this model and write the object to `output_key`."""
     model_settings: dict[str, Any] = Field(default_factory=dict)
     """Extra keyword arguments bound to the model on every call (temperature, ...)."""
+    context: ModelHook | None = None
+    """A context policy (`graphflow.context.HybridContext()` is the recommended one): what the
+    model is sent as the conversation grows. Its hooks run before the agent's own `hooks`."""
 
     @field_validator("model")
     @classmethod

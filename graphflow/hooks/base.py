@@ -96,6 +96,9 @@ class ModelRequest:
     """The agent's state (read-only by convention)."""
     call_number: int
     """0-based index of this model call within the agent invocation."""
+    state_update: dict[str, Any] = field(default_factory=dict)
+    """Agent-local state a `before_model` hook writes together with its rewritten request; the
+    model step merges it into its own update (so it is checkpointed with the model's reply)."""
 
     def override(self, **changes: Any) -> ModelRequest:
         """A copy with some fields replaced."""

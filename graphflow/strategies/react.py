@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
 
 from langchain_core.messages import (
     AIMessage,
@@ -35,7 +35,15 @@ from graphflow.hooks.base import HookResult, ModelHook, ModelRequest, ToolCallRe
 from graphflow.hooks.builtins.limits import LIMIT_MARK
 from graphflow.instructions import render_template
 from graphflow.messages import instruction_message
-from graphflow.state import AGENT_STATUS, EXIT_LOOP, MESSAGES, MODEL_CALLS, STOP
+from graphflow.state import (
+    AGENT_STATUS,
+    CONTEXT,
+    EXIT_LOOP,
+    MESSAGES,
+    MODEL_CALLS,
+    STOP,
+    merge_dicts,
+)
 from graphflow.strategies._nodes import HookChain, guarded
 from graphflow.strategies.base import BuildContext, FlowGraphBuildingStrategy, final_answer
 from graphflow.tools.exit_loop import is_exit_loop
@@ -73,7 +81,15 @@ class ReactStrategy(FlowGraphBuildingStrategy):
     @override
     def build_graph(self, agent: Any, ctx: BuildContext) -> StateGraph:
         assert isinstance(agent, ReactAgent)
-        graph: StateGraph = StateGraph(ctx.schema({MODEL_CALLS: int, STOP: str | None}))
+        graph: StateGraph = StateGraph(
+            ctx.schema(
+                {
+                    MODEL_CALLS: int,
+                    STOP: str | None,
+                    CONTEXT: Annotated[dict[str, Any], merge_dicts],
+                }
+            )
+        )
         hooks = HookChain(agent)
         runtime = _ReactRuntime(agent, done=hooks.after_entry)
         graph.add_node("prepare", guarded(agent, "prepare", runtime.prepare))
@@ -96,8 +112,10 @@ class _ReactRuntime:
         self.agent = agent
         self.done = done
         """Where a final answer goes: the first after-hook node, or END."""
-        self.model_hooks = [h for h in agent.hooks if isinstance(h, ModelHook)]
-        self.tool_hooks = [h for h in agent.hooks if isinstance(h, ToolHook)]
+        # the context policy's hooks run first (outermost), then the agent's own
+        hooks = [*([agent.context] if agent.context is not None else []), *agent.hooks]
+        self.model_hooks = [h for h in hooks if isinstance(h, ModelHook)]
+        self.tool_hooks = [h for h in hooks if isinstance(h, ToolHook)]
         self.tool_list: list[BaseTool] = agent.tool_objects()
         self.tools_by_name = {t.name: t for t in self.tool_list}
         self._chat_model = agent.chat_model()
@@ -186,6 +204,7 @@ class _ReactRuntime:
                 pending = _merge_updates(pending, result.update)
                 continue
             if isinstance(result, AIMessage | HookResult):
+                pending = _merge_updates(pending, request.state_update)
                 return _merge_updates(pending, self._short_circuit(state, result, config))
             if isinstance(result, ModelRequest):
                 request = result
@@ -201,6 +220,7 @@ class _ReactRuntime:
             replaced = call_sync(hook, "after_model", "aafter_model", request, response)
             if replaced is not None:
                 response = replaced
+        pending = _merge_updates(pending, request.state_update)
         return _merge_updates(pending, self._complete(state, response, config))
 
     async def amodel(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
@@ -212,6 +232,7 @@ class _ReactRuntime:
                 pending = _merge_updates(pending, result.update)
                 continue
             if isinstance(result, AIMessage | HookResult):
+                pending = _merge_updates(pending, request.state_update)
                 return _merge_updates(pending, self._short_circuit(state, result, config))
             if isinstance(result, ModelRequest):
                 request = result
@@ -227,6 +248,7 @@ class _ReactRuntime:
             replaced = await call_async(hook, "after_model", "aafter_model", request, response)
             if replaced is not None:
                 response = replaced
+        pending = _merge_updates(pending, request.state_update)
         return _merge_updates(pending, self._complete(state, response, config))
 
     def _short_circuit(
