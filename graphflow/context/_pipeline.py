@@ -108,7 +108,8 @@ class _Run:
 
 def prepare(request: ModelRequest, parts: Parts) -> ModelRequest:
     """The request to send instead of `request`, with the policy's record in `state_update`."""
-    if any(t.name == RECALL_TOOL for t in request.tools):
+    recalls = parts.masking is not None or parts.summarization is not None
+    if recalls and any(t.name == RECALL_TOOL for t in request.tools):
         raise GraphflowConfigError(
             f"Agent `{request.agent}` has its own tool named {RECALL_TOOL!r}, which the context "
             "policy adds to recall masked results; rename that tool"
@@ -141,7 +142,13 @@ def prepare(request: ModelRequest, parts: Parts) -> ModelRequest:
 
     if parts.summarization is not None:
         # counted with the recall tool: a summary brings it into the request
-        view, summary = _summarize_if_needed(run, view, summary, [*tools, recall_tool()])
+        counted = [*tools, recall_tool()]
+        if parts.masking is not None and _over(run, view, counted):
+            # mask first: the rounds a summary would condense are masked before any summary is
+            # paid for (keeping only the rounds a summary would keep whole)
+            tighter = min(parts.masking.keep_last, parts.summarization.keep_last)
+            view = _mask(run, view, keep_last=tighter)
+        view, summary = _summarize_if_needed(run, view, summary, counted)
 
     if parts.loop_breaker is not None:
         view = _loop_note(run, view)
@@ -170,6 +177,8 @@ def prepare(request: ModelRequest, parts: Parts) -> ModelRequest:
     }
     if summary is not None and summary is not record.get("summary"):
         update["summary"] = summary
+    elif summary is None and parts.summarization is not None and record.get("summary"):
+        update["summary"] = None  # the history it condensed is gone (e.g. replaced): forget it
     for key in ("loops", "failures"):
         if key in run.record:
             update[key] = run.record[key]
@@ -196,12 +205,12 @@ def _calibration(record: dict[str, Any], history: Sequence[BaseMessage]) -> floa
     return min(4.0, max(0.25, int(usage["input_tokens"]) / int(sent["tokens"])))
 
 
-def _mask(run: _Run, view: list[BaseMessage]) -> list[BaseMessage]:
+def _mask(run: _Run, view: list[BaseMessage], keep_last: int | None = None) -> list[BaseMessage]:
     masking = run.parts.masking
     assert masking is not None
     view, masked = _view.mask(
         view,
-        keep_last=masking.keep_last,
+        keep_last=keep_last or masking.keep_last,
         min_chars=masking.min_chars,
         gist_chars=masking.gist_chars,
         ordinals=run.ordinals,
@@ -212,6 +221,14 @@ def _mask(run: _Run, view: list[BaseMessage]) -> list[BaseMessage]:
     return view
 
 
+def _over(run: _Run, view: list[BaseMessage], tools: list[Any]) -> bool:
+    """Whether `view` exceeds the summarization trigger (trigger × the context window)."""
+    settings = run.parts.summarization
+    assert settings is not None
+    window = context_window(run.request.model, run.parts.context_window or settings.context_window)
+    return run.counter.count(view, tools) * run.calibration > settings.trigger * window
+
+
 def _summarize_if_needed(
     run: _Run,
     view: list[BaseMessage],
@@ -220,10 +237,8 @@ def _summarize_if_needed(
 ) -> tuple[list[BaseMessage], dict[str, Any] | None]:
     settings = run.parts.summarization
     assert settings is not None
-    window = context_window(run.request.model, run.parts.context_window or settings.context_window)
-    limit = settings.trigger * window
     keep = settings.keep_last
-    while run.counter.count(view, tools) * run.calibration > limit:
+    while _over(run, view, tools):
         cut = _view.choose_cut(view, keep)
         if cut is None:
             break

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from context_helpers import big_result, next_round, placeholders, shape, web_search
+from context_helpers import big_result, next_round, placeholders, rounds_so_far, shape, web_search
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import tool
 from pydantic import ValidationError
 
 from graphflow import ReactAgent, SequentialAgent
-from graphflow.context import ContextStats, HybridContext, ObservationMasking
+from graphflow.context import ContextStats, HybridContext, ObservationMasking, Summarization
 from graphflow.exceptions import GraphflowConfigError
 from graphflow.hooks.base import ModelHook
 from graphflow.testing import ScriptedChatModel, tool_call
@@ -165,3 +165,38 @@ def test_a_tool_named_like_the_recall_tool_is_refused():
     )
     with pytest.raises(GraphflowConfigError, match="rename that tool"):
         agent.invoke("go", thread_id="t")
+
+
+def test_masking_tightens_before_any_summary_is_paid_for():
+    @tool
+    def lookup(query: str) -> str:
+        """Look something up."""
+        return f"{query}: " + "detail " * 150
+
+    def script(messages, n):
+        r = next_round(messages)
+        return tool_call("lookup", {"query": f"q{r}"}) if r < 26 else "done"
+
+    summarizer = ScriptedChatModel(fn=lambda m, n: "## Progress\nsearched")
+    model = ScriptedChatModel(fn=script)
+    policy = HybridContext(
+        ObservationMasking(keep_last=6),
+        Summarization(summarizer, keep_last=2),
+        context_window=2_500,
+    )
+    agent = ReactAgent(name="a", model=model, tools=[lookup], context=policy, max_iterations=40)
+    agent.invoke("go", thread_id="t")
+    summarized = [
+        any("graphflow_summary" in m.additional_kwargs for m in r) for r in model.requests
+    ]
+    tightened = [
+        not s and len(placeholders(r)) > max(0, rounds_so_far(r) - 6)
+        for r, s in zip(model.requests, summarized, strict=True)
+    ]
+    first_tight, first_summary = tightened.index(True), summarized.index(True)
+    # first the 6-round masking, then masking down to the 2 rounds a summary keeps, then a summary
+    assert 6 < first_tight < first_summary
+    for request in model.requests[first_tight:first_summary]:  # (the history only grows)
+        whole = [m for m in request if isinstance(m, ToolMessage) and not placeholders([m])]
+        assert len(whole) <= 2
+    assert ContextStats.from_state(agent.get_state("t")).summaries == summarizer.calls >= 1

@@ -48,7 +48,7 @@ def _build(*, crash_tool=None, crash_model_at=None, offload=None):
     policy = HybridContext(
         ObservationMasking(keep_last=3, min_chars=200),
         Summarization(summarizer, keep_last=2),
-        context_window=1_600,
+        context_window=1_400,
         offload=offload,
     )
     agent = ReactAgent(
