@@ -208,3 +208,20 @@ def test_invalid_settings_are_rejected():
         ObservationMasking(keep_last=0)
     with pytest.raises(ValueError, match="min_chars"):
         ObservationMasking(min_chars=-1)
+
+
+def test_a_policy_in_hooks_works_like_context():
+    def script(messages, n):
+        r = rounds_so_far(messages)
+        if r == 3:
+            return tool_call("recall_observation", {"id": "obs_1"})
+        return tool_call("web_search", {"query": f"q{r}"}) if r < 4 else "done"
+
+    model = ScriptedChatModel(fn=script)
+    agent = ReactAgent(
+        name="a", model=model, tools=[web_search], hooks=[ObservationMasking(keep_last=1)]
+    )
+    agent.invoke("go", thread_id="h")
+    assert [len(placeholders(r)) for r in model.requests] == [0, 0, 1, 2, 3]
+    recalled = [m for m in agent.get_state("h").values["messages"] if isinstance(m, ToolMessage)][3]
+    assert recalled.content == big_result("q0")
