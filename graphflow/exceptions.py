@@ -14,6 +14,7 @@ Hierarchy::
     │   ├── RunNotFoundError            no run is stored under that thread id
     │   └── ThreadBusyError             another run holds the thread
     ├── RendererMissingError            a program a drawing format needs is not installed
+    ├── OffloadKeyError                 an offload-store key is not an observation or summary id
     └── AgentRunError                   something failed while a run was executing
         ├── OutputValidationError       a reply did not validate against `output_schema`
         ├── RoutingError                a router could not choose a valid route
@@ -52,6 +53,7 @@ __all__ = (
     "ModelCallError",
     "ModelCallLimitExceeded",
     "ModelTimeoutError",
+    "OffloadKeyError",
     "OutputValidationError",
     "ParallelBranchError",
     "RendererMissingError",
@@ -275,3 +277,11 @@ class CheckpointTypeError(GraphflowError, TypeError):
 
 class RendererMissingError(GraphflowError, RuntimeError):
     """A drawing format needs a program that is not installed (e.g. Graphviz `dot` for svg/png)."""
+
+
+class OffloadKeyError(GraphflowError, ValueError):
+    """A key given to a context offload store is not an observation id (`obs_17`) or summary id.
+
+    Keys are checked before any store or file is touched, so a forged id (`../x`, another
+    thread's path) can never read data outside the current thread's namespace.
+    """

@@ -10,6 +10,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field, PrivateAttr, field_validator, model_validator
 
 from graphflow.agents.base import Agent
+from graphflow.hooks.base import ModelHook
 from graphflow.models import check_model_name, resolve_model
 
 __all__ = ("ReactAgent",)
@@ -37,6 +38,9 @@ class ReactAgent(Agent):
     """Validate the final answer (JSON) into this model and write the object to `output_key`."""
     model_settings: dict[str, Any] = Field(default_factory=dict)
     """Extra keyword arguments bound to the model on every call (temperature, ...)."""
+    context: ModelHook | None = None
+    """A context policy (`graphflow.context.HybridContext()` is the recommended one): what the
+    model is sent as the conversation grows. Its hooks run before the agent's own `hooks`."""
     model_timeout: float | None = Field(default=600.0, gt=0)
     """Seconds one model call may take; then it fails with `ModelTimeoutError` (which
     `ModelRetry` retries). None: no limit (not recommended: a stalled endpoint hangs the run)."""
@@ -72,6 +76,10 @@ class ReactAgent(Agent):
             ]
             self._tool_objects = (key, objects)
         return list(self._tool_objects[1])
+
+    def call_hooks(self) -> list[Any]:
+        """The hooks around each model and tool call: the context policy first, then `hooks`."""
+        return [self.context, *self.hooks] if self.context is not None else list(self.hooks)
 
     def chat_model(self) -> BaseChatModel:
         """The chat model, built from the `openai:` string when needed."""

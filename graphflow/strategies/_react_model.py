@@ -49,7 +49,7 @@ class ModelStep:
 
     def __init__(self, agent: ReactAgent, tools: list[BaseTool]) -> None:
         self.agent = agent
-        self.hooks = [h for h in agent.hooks if isinstance(h, ModelHook)]
+        self.hooks = [h for h in agent.call_hooks() if isinstance(h, ModelHook)]
         self.tools = tools
         self.model = agent.chat_model()
         self.timeout = agent.model_timeout

@@ -52,7 +52,7 @@ class ToolStep:
 
     def __init__(self, agent: ReactAgent) -> None:
         self.agent = agent
-        self.hooks = [h for h in agent.hooks if isinstance(h, ToolHook)]
+        self.hooks = [h for h in agent.call_hooks() if isinstance(h, ToolHook)]
         self.tools: list[BaseTool] = agent.tool_objects()
         self.by_name = {t.name: t for t in self.tools}
 

@@ -1,0 +1,217 @@
+"""Pure functions that turn a conversation into what the model is sent.
+
+A *round* is an AI message that calls tools plus the results that follow it. Observation ids are
+the 1-based position of a tool result among the tool results of the agent's checkpointed history
+(`obs_1`, `obs_2`, ...), so they are the same on every call and after a resume.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+
+MASK_MARK = "graphflow_masked"
+"""`additional_kwargs` key of a masked tool result: the observation id it stands for."""
+RECALL_MARK = "graphflow_recall"
+"""`additional_kwargs` key of a `recall_observation` result: the observation id it returned."""
+SUMMARY_MARK = "graphflow_summary"
+"""`additional_kwargs` key of a summary message: the number of rounds it condenses."""
+NOTE_MARK = "graphflow_context_note"
+"""`additional_kwargs` key of a note a context policy adds for the model (e.g. a loop)."""
+
+_SPACES = re.compile(r"\s+")
+
+
+def text_of(message: BaseMessage) -> str:
+    """A message's text (content blocks joined)."""
+    content = message.content
+    if isinstance(content, str):
+        return content
+    parts: list[str] = []
+    for block in content:
+        if isinstance(block, str):
+            parts.append(block)
+        elif isinstance(block, dict) and block.get("type") == "text":
+            parts.append(str(block.get("text", "")))
+    return "\n".join(parts)
+
+
+def observation_id(ordinal: int) -> str:
+    """The observation id of the `ordinal`-th tool result (1-based)."""
+    return f"obs_{ordinal}"
+
+
+def tool_ordinals(history: Sequence[BaseMessage]) -> dict[str, int]:
+    """Tool result message id -> its 1-based position among the history's tool results."""
+    out: dict[str, int] = {}
+    count = 0
+    for message in history:
+        if isinstance(message, ToolMessage):
+            count += 1
+            if message.id:
+                out[message.id] = count
+    return out
+
+
+def round_starts(messages: Sequence[BaseMessage]) -> list[int]:
+    """Indices of the AI messages that call tools."""
+    return [i for i, m in enumerate(messages) if isinstance(m, AIMessage) and m.tool_calls]
+
+
+def region_start(messages: Sequence[BaseMessage]) -> int | None:
+    """The first index that may be summarized, or None when there is no tool round yet.
+
+    Pinned before it: the system messages and everything up to the last user/instruction message
+    before the first tool round — the task itself stays word for word.
+    """
+    starts = round_starts(messages)
+    if not starts:
+        return None
+    first = starts[0]
+    pinned = 0
+    for i in range(first):
+        if isinstance(messages[i], SystemMessage | HumanMessage):
+            pinned = i + 1
+    return pinned
+
+
+def call_names(messages: Sequence[BaseMessage]) -> dict[str, str]:
+    """Tool call id -> tool name, from the AI messages."""
+    return {
+        str(call["id"]): call["name"]
+        for m in messages
+        if isinstance(m, AIMessage)
+        for call in m.tool_calls
+        if call.get("id")
+    }
+
+
+def gist(text: str, limit: int) -> str:
+    """The first non-blank line of `text`, whitespace collapsed, cut to `limit` characters."""
+    if limit <= 0:
+        return ""
+    for line in text.splitlines():
+        line = _SPACES.sub(" ", line).strip()
+        if line:
+            return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+    return ""
+
+
+def placeholder(tool: str, chars: int, obs_id: str, gist_text: str = "") -> str:
+    """`[web_search result (2,140 chars) omitted — recall_observation("obs_17")]` (+ the gist)."""
+    text = f'[{tool} result ({chars:,} chars) omitted — recall_observation("{obs_id}")]'
+    return f"{text} Gist: {gist_text}" if gist_text else text
+
+
+@dataclass(frozen=True, kw_only=True)
+class Masked:
+    """A tool result replaced by a placeholder in the view."""
+
+    obs_id: str
+    """Its observation id."""
+    original: ToolMessage
+    """The message as checkpointed."""
+    tool: str
+    """The tool's name."""
+    stored: bool
+    """True when the original is already in the offload store (a recall's own result)."""
+
+
+def mask(
+    messages: Sequence[BaseMessage],
+    *,
+    keep_last: int,
+    min_chars: int,
+    gist_chars: int,
+    ordinals: dict[str, int],
+) -> tuple[list[BaseMessage], list[Masked]]:
+    """Replace the results of all but the last `keep_last` rounds by placeholders.
+
+    Only results of the checkpointed history (those with an ordinal) of at least `min_chars`
+    characters are masked; calls, reasoning and small results stay whole.
+    """
+    starts = round_starts(messages)
+    if keep_last >= len(starts):
+        return list(messages), []
+    protected_from = starts[-keep_last] if keep_last > 0 else len(messages)
+    names = call_names(messages)
+    out: list[BaseMessage] = []
+    masked: list[Masked] = []
+    for index, message in enumerate(messages):
+        if (
+            index >= protected_from
+            or not isinstance(message, ToolMessage)
+            or message.id not in ordinals
+            or MASK_MARK in message.additional_kwargs
+        ):
+            out.append(message)
+            continue
+        text = text_of(message)
+        if len(text) < min_chars:
+            out.append(message)
+            continue
+        recalled = message.additional_kwargs.get(RECALL_MARK)
+        obs_id = str(recalled) if recalled else observation_id(ordinals[message.id])
+        tool = message.name or names.get(message.tool_call_id, "tool")
+        masked.append(Masked(obs_id=obs_id, original=message, tool=tool, stored=bool(recalled)))
+        out.append(
+            message.model_copy(
+                update={
+                    "content": placeholder(tool, len(text), obs_id, gist(text, gist_chars)),
+                    "additional_kwargs": {**message.additional_kwargs, MASK_MARK: obs_id},
+                    "artifact": None,
+                }
+            )
+        )
+    return out, masked
+
+
+def summary_message(summary: dict[str, Any]) -> HumanMessage:
+    """The marked message that stands for the summarized rounds in the view."""
+    rounds = int(summary.get("rounds") or 0)
+    header = (
+        f"[Summary of earlier work — {rounds} tool round{'s' if rounds != 1 else ''} condensed by "
+        "graphflow; their tool results stay available through recall_observation]"
+    )
+    return HumanMessage(
+        content=f"{header}\n\n{summary['text']}",
+        additional_kwargs={SUMMARY_MARK: rounds},
+        id=f"gf-summary-{summary['through']}",
+    )
+
+
+def apply_summary(
+    messages: Sequence[BaseMessage], summary: dict[str, Any] | None
+) -> tuple[list[BaseMessage], bool]:
+    """Replace the summarized messages (region start through `summary["through"]`) by it."""
+    if not summary:
+        return list(messages), False
+    start = region_start(messages)
+    through = next(
+        (i for i, m in enumerate(messages) if m.id and m.id == summary.get("through")), None
+    )
+    if start is None or through is None or through < start:
+        return list(messages), False  # the history it summarized is gone (or never was)
+    return [*messages[:start], summary_message(summary), *messages[through + 1 :]], True
+
+
+def choose_cut(messages: Sequence[BaseMessage], keep_last: int) -> tuple[int, int] | None:
+    """`(span start, cut)`: summarize `messages[start:cut]`, keep the last `keep_last` rounds.
+
+    The cut is always the start of a round, so no tool call is separated from its results.
+    """
+    summary_at = next(
+        (i for i, m in enumerate(messages) if SUMMARY_MARK in m.additional_kwargs), None
+    )
+    start = summary_at + 1 if summary_at is not None else region_start(messages)
+    if start is None:
+        return None
+    tail = [i for i in round_starts(messages) if i >= start]
+    if keep_last < 1 or len(tail) <= keep_last:
+        return None
+    cut = tail[-keep_last]
+    return (start, cut) if cut > start else None
