@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 
 from graphflow.agents.base import Agent
 from graphflow.exceptions import GraphflowConfigError
+from graphflow.tools.policy import ToolPolicy
 
 __all__ = ("ReactAgent", "resolve_model")
 
@@ -38,6 +39,10 @@ class ReactAgent(Agent):
     """Validate the final answer (JSON) into this model and write the object to `output_key`."""
     model_settings: dict[str, Any] = Field(default_factory=dict)
     """Extra keyword arguments bound to the model on every call (temperature, ...)."""
+    tool_policies: dict[str, ToolPolicy] = Field(default_factory=dict)
+    """Tool name -> how its calls run (timeout, retries, parallel_safe, recovery)."""
+    default_tool_policy: ToolPolicy = Field(default_factory=ToolPolicy)
+    """The policy of every tool without its own entry in `tool_policies`."""
 
     @field_validator("model")
     @classmethod
@@ -60,6 +65,12 @@ class ReactAgent(Agent):
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise ValueError(f"agent {self.name!r}: duplicate tool names {dupes}; rename the tools")
+        unknown = sorted(set(self.tool_policies) - set(names))
+        if unknown:
+            raise ValueError(
+                f"agent {self.name!r}: tool_policies names {unknown}, which are not its tools; "
+                f"its tools: {sorted(names)}"
+            )
         if self.include_contents == "none" and not self.instruction:
             raise ValueError(
                 f"agent {self.name!r}: include_contents='none' leaves the model nothing to read; "

@@ -36,13 +36,18 @@ from graphflow.hooks.builtins.limits import LIMIT_MARK
 from graphflow.instructions import render_template
 from graphflow.messages import instruction_message
 from graphflow.state import AGENT_STATUS, EXIT_LOOP, MESSAGES, MODEL_CALLS, STOP
+from graphflow.strategies import _siblings
 from graphflow.strategies._nodes import HookChain, guarded
 from graphflow.strategies.base import BuildContext, FlowGraphBuildingStrategy, final_answer
+from graphflow.tools._batches import BATCH_KEY, call_history, next_tool_calls, turn_unfinished
+from graphflow.tools._executor import arun_tool_call, run_tool_call
 from graphflow.tools.exit_loop import is_exit_loop
+from graphflow.tools.policy import is_parallel_safe, policy_for
 
 __all__ = ("ReactStrategy",)
 
 TOOL_CALL = "gf_tool_call"
+TOOL_HISTORY = "gf_tool_history"
 FEEDBACK_MARK = "graphflow_feedback"
 
 
@@ -100,6 +105,13 @@ class _ReactRuntime:
         self.tool_hooks = [h for h in agent.hooks if isinstance(h, ToolHook)]
         self.tool_list: list[BaseTool] = agent.tool_objects()
         self.tools_by_name = {t.name: t for t in self.tool_list}
+        self.policies = {
+            t.name: policy_for(t.name, agent.tool_policies, agent.default_tool_policy)
+            for t in self.tool_list
+        }
+        self.parallel_safe = {
+            t.name: is_parallel_safe(t, self.policies[t.name]) for t in self.tool_list
+        }
         self._chat_model = agent.chat_model()
         # system texts sent first on every call (the system prompt, then the schema note),
         # rendered once; each request gets fresh messages, so a hook may edit its own copies
@@ -177,7 +189,18 @@ class _ReactRuntime:
                 )
         return {MESSAGES: out, MODEL_CALLS: calls}
 
+    def _dispatching(self, state: dict[str, Any]) -> bool:
+        """Calls of the last turn still to run (a later batch, a pause): send them, no model call."""
+        messages = state.get(MESSAGES) or []
+        return (
+            bool(messages)
+            and isinstance(messages[-1], ToolMessage)
+            and bool(self._tool_sends(state))
+        )
+
     def model(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        if self._dispatching(state):
+            return {}
         request = self._request(state)
         pending: dict[str, Any] = {}
         for hook in self.model_hooks:
@@ -204,6 +227,8 @@ class _ReactRuntime:
         return _merge_updates(pending, self._complete(state, response, config))
 
     async def amodel(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        if self._dispatching(state):
+            return {}
         request = self._request(state)
         pending: dict[str, Any] = {}
         for hook in self.model_hooks:
@@ -254,8 +279,9 @@ class _ReactRuntime:
         messages = state.get(MESSAGES) or []
         last = messages[-1] if messages else None
         if isinstance(last, AIMessage) and last.tool_calls:
-            base = {k: v for k, v in state.items() if k != MESSAGES}
-            return [Send("tools", {**base, TOOL_CALL: tc}) for tc in last.tool_calls]
+            return self._tool_sends(state)
+        if isinstance(last, ToolMessage) and (sends := self._tool_sends(state)):
+            return sends  # the model node only dispatched the turn's next batch
         if isinstance(last, HumanMessage) and last.additional_kwargs.get(FEEDBACK_MARK):
             calls = int(state.get(MODEL_CALLS) or 0)
             return "model" if calls < self.agent.max_iterations else "finish"
@@ -265,9 +291,46 @@ class _ReactRuntime:
 
     # -- tools -----------------------------------------------------------------------------------
 
+    def _tool_sends(self, state: dict[str, Any]) -> list[Send]:
+        """One task per call of the next batch: parallel-safe runs together, others alone."""
+        messages = state.get(MESSAGES) or []
+        calls = next_tool_calls(messages, lambda name: self.parallel_safe.get(name, False))
+        base = {k: v for k, v in state.items() if k != MESSAGES}
+        ids = [str(tc.get("id")) for tc in calls]
+        return [
+            Send("tools", {**base, TOOL_CALL: tc, TOOL_HISTORY: call_history(messages, tc, ids)})
+            for tc in calls
+        ]
+
+    def _execute(self, req: ToolCallRequest, payload: dict[str, Any], config: Any) -> ToolMessage:
+        name = req.tool_call["name"]
+        return run_tool_call(
+            req.tool,
+            req.tool_call,
+            self.policies.get(name) or policy_for(name, {}, self.agent.default_tool_policy),
+            config,
+            agent=self.agent.name,
+            available=list(self.tools_by_name),
+            history=payload.get(TOOL_HISTORY),
+        )
+
+    async def _aexecute(
+        self, req: ToolCallRequest, payload: dict[str, Any], config: Any
+    ) -> ToolMessage:
+        name = req.tool_call["name"]
+        return await arun_tool_call(
+            req.tool,
+            req.tool_call,
+            self.policies.get(name) or policy_for(name, {}, self.agent.default_tool_policy),
+            config,
+            agent=self.agent.name,
+            available=list(self.tools_by_name),
+            history=payload.get(TOOL_HISTORY),
+        )
+
     def _tool_request(self, payload: dict[str, Any]) -> ToolCallRequest:
         call = dict(payload[TOOL_CALL])
-        state = {k: v for k, v in payload.items() if k != TOOL_CALL}
+        state = {k: v for k, v in payload.items() if k not in (TOOL_CALL, TOOL_HISTORY)}
         return ToolCallRequest(
             agent=self.agent.name,
             tool_call=call,
@@ -275,68 +338,81 @@ class _ReactRuntime:
             state=state,
         )
 
-    def _tool_update(self, request: ToolCallRequest, message: ToolMessage) -> dict[str, Any]:
+    def _tool_update(
+        self, request: ToolCallRequest, message: ToolMessage, batch: list[str]
+    ) -> dict[str, Any]:
+        if len(batch) > 1:
+            message = message.model_copy(
+                update={"additional_kwargs": {**message.additional_kwargs, BATCH_KEY: batch}}
+            )
         update: dict[str, Any] = {MESSAGES: [message]}
         if is_exit_loop(request.tool) and message.status != "error":
             update[EXIT_LOOP] = True
         return update
 
-    def _unknown(self, request: ToolCallRequest) -> ToolMessage:
-        call = request.tool_call
-        return ToolMessage(
-            content=(
-                f"Error: unknown tool {call['name']!r}. Available tools: "
-                f"{', '.join(sorted(self.tools_by_name)) or 'none'}."
-            ),
-            tool_call_id=call["id"],
-            name=call["name"],
-            status="error",
-        )
-
     def run_tools(self, payload: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         request = self._tool_request(payload)
 
         def execute(req: ToolCallRequest) -> ToolMessage:
-            if req.tool is None:
-                return self._unknown(req)
-            try:
-                return _as_tool_message(
-                    req.tool.invoke({**req.tool_call, "type": "tool_call"}, config), req
-                )
-            except GraphBubbleUp:
-                raise
-            except Exception as exc:
-                return _tool_error(req, exc)
+            return self._execute(req, payload, config)
 
         handler: Callable[[ToolCallRequest], ToolMessage] = execute
         for hook in reversed(self.tool_hooks):
             handler = _wrap_tool(hook, handler)
-        return self._tool_update(request, handler(request))
+        batch = list((payload.get(TOOL_HISTORY) or {}).get("batch") or ())
+        if len(batch) <= 1:
+            return self._tool_update(request, handler(request), batch)
+        # a failing call of a parallel batch waits for its running siblings before it raises
+        # (LangGraph would cancel them and lose their results)
+        key = _siblings.group_key(config)
+        entry = _siblings.enter(key, str(request.tool_call.get("id")), len(batch))
+        try:
+            message = handler(request)
+        except GraphBubbleUp:
+            _siblings.finish(key, entry, None)
+            raise
+        except Exception:
+            _siblings.wait_for_siblings(key, entry)
+            raise
+        _siblings.finish(key, entry, {})
+        return self._tool_update(request, message, batch)
 
     async def arun_tools(self, payload: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         request = self._tool_request(payload)
 
         async def execute(req: ToolCallRequest) -> ToolMessage:
-            if req.tool is None:
-                return self._unknown(req)
-            try:
-                return _as_tool_message(
-                    await req.tool.ainvoke({**req.tool_call, "type": "tool_call"}, config), req
-                )
-            except GraphBubbleUp:
-                raise
-            except Exception as exc:
-                return _tool_error(req, exc)
+            return await self._aexecute(req, payload, config)
 
         handler: Any = execute
         for hook in reversed(self.tool_hooks):
             handler = _awrap_tool(hook, handler)
-        return self._tool_update(request, await handler(request))
+        batch = list((payload.get(TOOL_HISTORY) or {}).get("batch") or ())
+        if len(batch) <= 1:
+            return self._tool_update(request, await handler(request), batch)
+        key = _siblings.group_key(config)
+        entry = _siblings.enter(key, str(request.tool_call.get("id")), len(batch))
+        try:
+            message = await handler(request)
+        except GraphBubbleUp:
+            _siblings.finish(key, entry, None)
+            raise
+        except Exception:
+            await _siblings.await_siblings(key, entry)
+            raise
+        except BaseException:
+            _siblings.finish(key, entry, None)
+            raise
+        _siblings.finish(key, entry, {})
+        return self._tool_update(request, message, batch)
 
     def after_tools(self, state: dict[str, Any]) -> str:
-        if state.get(EXIT_LOOP) or state.get(STOP):
+        if state.get(STOP):
             return "finish"
         if int(state.get(MODEL_CALLS) or 0) >= self.agent.max_iterations:
+            return "finish"
+        if turn_unfinished(state.get(MESSAGES) or []):
+            return "model"  # which sends the turn's next batch before any model call
+        if state.get(EXIT_LOOP):
             return "finish"
         return "model"
 
@@ -439,24 +515,6 @@ def _awrap_tool(hook: ToolHook, inner: Any) -> Any:
         return await hook.awrap_tool_call(req, inner)
 
     return call
-
-
-def _as_tool_message(result: Any, request: ToolCallRequest) -> ToolMessage:
-    if isinstance(result, ToolMessage):
-        return result
-    content = result if isinstance(result, str) else json.dumps(result, default=str)
-    return ToolMessage(
-        content=content, tool_call_id=request.tool_call["id"], name=request.tool_call["name"]
-    )
-
-
-def _tool_error(request: ToolCallRequest, exc: BaseException) -> ToolMessage:
-    return ToolMessage(
-        content=f"Error: {type(exc).__name__}: {exc}",
-        tool_call_id=request.tool_call["id"],
-        name=request.tool_call["name"],
-        status="error",
-    )
 
 
 def _schema_prompt(schema: type[BaseModel]) -> str:

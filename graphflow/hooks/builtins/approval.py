@@ -8,14 +8,15 @@ from typing import Any
 from langchain_core.messages import ToolMessage
 from langgraph.types import interrupt
 
+from graphflow.exceptions import ToolError
 from graphflow.hooks.base import AsyncToolHandler, ToolCallRequest, ToolHandler, ToolHook
 
-__all__ = ("APPROVAL_REQUEST", "HumanApproval")
+__all__ = ("APPROVAL_REQUEST", "HumanApproval", "parse_decision")
 
 APPROVAL_REQUEST = "tool_approval"
 """The `type` of the interrupt value `HumanApproval` raises."""
 
-_DECISIONS = ("approve", "edit", "reject")
+_DECISIONS = ("approve", "edit", "reject", "abort")
 
 
 class HumanApproval(ToolHook):
@@ -31,6 +32,7 @@ class HumanApproval(ToolHook):
         agent.resume(thread_id, {"decision": "approve"})
         agent.resume(thread_id, {"decision": "edit", "args": {"amount": 10}})
         agent.resume(thread_id, {"decision": "reject", "reason": "too expensive"})
+        agent.resume(thread_id, {"decision": "abort", "reason": "wrong customer"})  # ToolError
 
     When several calls of one model turn wait at once (each tool call is its own task, so each
     raises its own interrupt), answer them all in one resume keyed by interrupt id:
@@ -54,6 +56,8 @@ class HumanApproval(ToolHook):
         if request.tool_call["name"] not in self.tools:
             return handler(request)
         decision, payload = _parse(interrupt(self.approval_request(request)))
+        if decision == "abort":
+            raise _aborted(request, payload)
         if decision == "reject":
             return _rejected(request, payload)
         return handler(_edited(request, payload) if decision == "edit" else request)
@@ -65,6 +69,8 @@ class HumanApproval(ToolHook):
         if request.tool_call["name"] not in self.tools:
             return await handler(request)
         decision, payload = _parse(interrupt(self.approval_request(request)))
+        if decision == "abort":
+            raise _aborted(request, payload)
         if decision == "reject":
             return _rejected(request, payload)
         return await handler(_edited(request, payload) if decision == "edit" else request)
@@ -107,17 +113,23 @@ def check_resume_value(interrupts: Sequence[Any], value: Any) -> None:
         _parse(answer)
 
 
-def _parse(value: Any) -> tuple[str, Any]:
-    """Normalize a resume value into (decision, args-or-reason)."""
-    if value is True or value == "approve":
+def parse_decision(value: Any) -> tuple[str, Any]:
+    """Normalize a resume value into (decision, args-or-reason).
+
+    Decisions: `approve` (alias `retry`), `edit` (with `args`), `reject` (alias `skip`; its
+    `reason` or `message` is passed on), `abort` (with an optional `reason`).
+    """
+    if value is True or value in ("approve", "retry"):
         return "approve", None
-    if value is False or value == "reject":
+    if value is False or value in ("reject", "skip"):
         return "reject", None
+    if value == "abort":
+        return "abort", None
     if isinstance(value, Mapping):
         decision = value.get("decision", value.get("type"))
-        if decision == "approve":
+        if decision in ("approve", "retry") and "args" not in value:
             return "approve", None
-        if decision == "edit":
+        if decision == "edit" or (decision == "retry" and "args" in value):
             args = value.get("args")
             if not isinstance(args, Mapping):
                 raise ValueError(
@@ -125,13 +137,19 @@ def _parse(value: Any) -> tuple[str, Any]:
                     "{'decision': 'edit', 'args': {...}}"
                 )
             return "edit", dict(args)
-        if decision == "reject":
-            return "reject", value.get("reason")
+        if decision in ("reject", "skip"):
+            return "reject", value.get("reason", value.get("message"))
+        if decision == "abort":
+            return "abort", value.get("reason", value.get("message"))
     raise ValueError(
         f"HumanApproval: cannot understand the resume value {value!r}; resume with "
-        "{'decision': 'approve'}, {'decision': 'edit', 'args': {...}} or "
-        "{'decision': 'reject', 'reason': '...'}"
+        "{'decision': 'approve'}, {'decision': 'edit', 'args': {...}}, "
+        "{'decision': 'reject', 'reason': '...'} or {'decision': 'abort', 'reason': '...'} "
+        "(for a failed call: 'retry', 'skip' with a 'message', or 'abort')"
     )
+
+
+_parse = parse_decision
 
 
 def _edited(request: ToolCallRequest, args: dict[str, Any]) -> ToolCallRequest:
@@ -149,4 +167,16 @@ def _rejected(request: ToolCallRequest, reason: Any) -> ToolMessage:
         tool_call_id=request.tool_call["id"],
         name=name,
         status="error",
+    )
+
+
+def _aborted(request: ToolCallRequest, reason: Any) -> ToolError:
+    name = request.tool_call["name"]
+    because = f": {reason}" if reason else " (no reason given)"
+    return ToolError(
+        f"Agent `{request.agent}`: a human reviewer aborted the run at the call to tool "
+        f"`{name}`{because}. The checkpoints are kept; resume the thread to be asked again.",
+        agent=request.agent,
+        tool=name,
+        tool_call_id=request.tool_call.get("id"),
     )
