@@ -204,7 +204,7 @@ class _Call:
         hint = getattr(exc, "hint", None) or default_hint(error_type)
         if isinstance(exc, SystemExit):
             text = f"the tool called sys.exit({exc.code!r})"
-        elif isinstance(exc, ToolError):
+        elif isinstance(exc, ToolError | _Exited):
             text = str(exc)
         else:
             text = f"{type(exc).__name__}: {_clean(str(exc))}"
@@ -367,12 +367,24 @@ async def _ainvoke(
 async def _with_timeout(awaitable: Any, timeout: float | None, name: str) -> Any:
     if timeout is None:
         return await awaitable
+
+    async def inner() -> Any:
+        try:
+            return await awaitable
+        except TimeoutError as exc:  # the tool's own: not to be mistaken for ours
+            raise _Raised(exc) from exc
+
     try:
-        return await asyncio.wait_for(awaitable, timeout)
-    except TimeoutError as exc:
-        if isinstance(exc, ToolTimeoutError):
-            raise
+        return await asyncio.wait_for(inner(), timeout)
+    except _Raised as raised:
+        raise raised.error from None
+    except TimeoutError:
         raise _timed_out(name, timeout) from None
+
+
+class _Raised(Exception):
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
 
 
 def _in_worker(fn: Callable[[], Any], timeout: float | None, name: str) -> Any:
@@ -380,6 +392,8 @@ def _in_worker(fn: Callable[[], Any], timeout: float | None, name: str) -> Any:
     try:
         return future.result(timeout)
     except concurrent.futures.TimeoutError:
+        if future.done():
+            raise  # the tool's own TimeoutError
         raise _timed_out(name, timeout) from None
 
 
@@ -394,7 +408,9 @@ def _start_worker(fn: Callable[[], Any], name: str) -> concurrent.futures.Future
             return
         try:
             future.set_result(context.run(fn))
-        except BaseException as exc:  # SystemExit too: it must not end only this thread
+        except SystemExit as exc:  # must end neither this thread quietly nor an event loop
+            future.set_exception(_Exited(exc.code))
+        except BaseException as exc:
             future.set_exception(exc)
 
     threading.Thread(target=work, name=f"graphflow-tool-{name}", daemon=True).start()
@@ -410,7 +426,18 @@ def _call_sync(tool: BaseTool, call: dict[str, Any], config: RunnableConfig) -> 
 
 
 async def _call_async(tool: BaseTool, call: dict[str, Any], config: RunnableConfig) -> Any:
-    return await tool.ainvoke(_tool_input(tool, call), config)
+    try:
+        return await tool.ainvoke(_tool_input(tool, call), config)
+    except SystemExit as exc:  # asyncio would let it out of the event loop
+        raise _Exited(exc.code) from None
+
+
+class _Exited(Exception):
+    """A tool called `sys.exit(code)`."""
+
+    def __init__(self, code: Any) -> None:
+        super().__init__(f"the tool called sys.exit({code!r})")
+        self.code = code
 
 
 def _tool_input(tool: BaseTool, call: dict[str, Any]) -> Any:
