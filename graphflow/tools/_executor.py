@@ -14,6 +14,8 @@ in, one `ToolMessage` out (or a raised `ToolError` when the failure ends the run
   which pauses with `interrupt` *before* touching the tool (so nothing runs twice on resume).
   The answer, parsed like `HumanApproval`'s: `retry` (optionally with edited `args`), `skip`
   with a `message` for the model, or `abort` (the run stops with `ToolError`).
+* A tool whose sync path only waits for its async one (`bridges_to_async = True`, as MCP tools)
+  runs as a coroutine under both APIs, so a timeout cancels it instead of abandoning a thread.
 * `sys.exit()` inside a tool is a tool failure (`UNKNOWN`), never the end of the process.
 """
 
@@ -342,7 +344,7 @@ def _invoke(
     tool: BaseTool, call: dict[str, Any], config: RunnableConfig, policy: ToolPolicy
 ) -> Any:
     timeout = policy.timeout
-    if _has_sync(tool):
+    if _has_sync(tool) and not (getattr(tool, "bridges_to_async", False) and _has_async(tool)):
         if timeout is None:
             return _call_sync(tool, call, config)
         return _in_worker(lambda: _call_sync(tool, call, config), timeout, tool.name)
