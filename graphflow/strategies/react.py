@@ -302,31 +302,15 @@ class _ReactRuntime:
             for tc in calls
         ]
 
-    def _execute(self, req: ToolCallRequest, payload: dict[str, Any], config: Any) -> ToolMessage:
+    def _executor_args(self, req: ToolCallRequest, payload: dict[str, Any]) -> dict[str, Any]:
+        """What `run_tool_call` needs besides the tool, the call and the config."""
         name = req.tool_call["name"]
-        return run_tool_call(
-            req.tool,
-            req.tool_call,
-            self.policies.get(name) or policy_for(name, {}, self.agent.default_tool_policy),
-            config,
-            agent=self.agent.name,
-            available=list(self.tools_by_name),
-            history=payload.get(TOOL_HISTORY),
-        )
-
-    async def _aexecute(
-        self, req: ToolCallRequest, payload: dict[str, Any], config: Any
-    ) -> ToolMessage:
-        name = req.tool_call["name"]
-        return await arun_tool_call(
-            req.tool,
-            req.tool_call,
-            self.policies.get(name) or policy_for(name, {}, self.agent.default_tool_policy),
-            config,
-            agent=self.agent.name,
-            available=list(self.tools_by_name),
-            history=payload.get(TOOL_HISTORY),
-        )
+        return {
+            "policy": self.policies.get(name) or self.agent.default_tool_policy,
+            "agent": self.agent.name,
+            "available": list(self.tools_by_name),
+            "history": payload.get(TOOL_HISTORY),
+        }
 
     def _tool_request(self, payload: dict[str, Any]) -> ToolCallRequest:
         call = dict(payload[TOOL_CALL])
@@ -354,7 +338,8 @@ class _ReactRuntime:
         request = self._tool_request(payload)
 
         def execute(req: ToolCallRequest) -> ToolMessage:
-            return self._execute(req, payload, config)
+            args = self._executor_args(req, payload)
+            return run_tool_call(req.tool, req.tool_call, config=config, **args)
 
         handler: Callable[[ToolCallRequest], ToolMessage] = execute
         for hook in reversed(self.tool_hooks):
@@ -381,7 +366,8 @@ class _ReactRuntime:
         request = self._tool_request(payload)
 
         async def execute(req: ToolCallRequest) -> ToolMessage:
-            return await self._aexecute(req, payload, config)
+            args = self._executor_args(req, payload)
+            return await arun_tool_call(req.tool, req.tool_call, config=config, **args)
 
         handler: Any = execute
         for hook in reversed(self.tool_hooks):
