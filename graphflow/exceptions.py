@@ -15,17 +15,26 @@ Hierarchy::
     │   └── ThreadBusyError             another run holds the thread
     ├── RendererMissingError            a program a drawing format needs is not installed
     ├── OffloadKeyError                 an offload-store key is not an observation or summary id
+    ├── MCPConnectionError              an MCP server could not be started, reached or listed
     └── AgentRunError                   something failed while a run was executing
         ├── OutputValidationError       a reply did not validate against `output_schema`
         ├── RoutingError                a router could not choose a valid route
         ├── ParallelBranchError         one or more parallel branches failed
         ├── ToolError                   a tool failed in a way the run cannot recover from
+        │   ├── ToolTimeoutError        raised by a tool: TIMEOUT (retried, then told to the model)
+        │   ├── InvalidToolParamError   raised by a tool: INVALID_PARAM (the model regenerates)
+        │   ├── ToolPermissionError     raised by a tool: PERMISSION_DENIED
+        │   └── ToolResourceNotFoundError raised by a tool: RESOURCE_NOT_FOUND
         ├── ModelCallError              a model call failed (connection, auth, rate limit, ...)
         │   └── ModelTimeoutError       a model call took longer than its timeout
         ├── StateValueError             a value written to state cannot be stored in a checkpoint
         └── CallLimitExceeded           a ModelCallLimit / ToolCallLimit hook (exit="error") tripped
             ├── ModelCallLimitExceeded
             └── ToolCallLimitExceeded
+
+A tool chooses how its failure is handled by raising a `ToolError` subclass (the error types of
+`graphflow.tools.ToolErrorType`); graphflow raises a plain `ToolError` (type `UNKNOWN`) when a
+tool failure ends the run.
 
 Configuration errors are raised before any model is called; fix the agent definitions. Run errors
 leave the run's checkpoints in place: inspect them with `agent.get_state(thread_id)` and continue
@@ -51,6 +60,8 @@ __all__ = (
     "InputError",
     "InstructionTemplateError",
     "ModelCallError",
+    "InvalidToolParamError",
+    "MCPConnectionError",
     "ModelCallLimitExceeded",
     "ModelTimeoutError",
     "OffloadKeyError",
@@ -64,6 +75,9 @@ __all__ = (
     "ThreadBusyError",
     "ToolCallLimitExceeded",
     "ToolError",
+    "ToolPermissionError",
+    "ToolResourceNotFoundError",
+    "ToolTimeoutError",
 )
 
 
@@ -203,7 +217,75 @@ class ParallelBranchError(AgentRunError):
 
 
 class ToolError(AgentRunError):
-    """A tool failed in a way the agent cannot recover from."""
+    """A tool failed. Raised by graphflow when the failure ends the run; raised by tools to type it.
+
+    A tool may raise a subclass to choose its error type (and so its recovery); a plain
+    `ToolError` raised by a tool is `UNKNOWN`. When graphflow raises it, the run stops with its
+    checkpoints kept: fix the cause, then `agent.resume(thread_id)` re-runs the failed call.
+
+    Attributes:
+        agent: name of the agent whose tool failed, when known.
+        tool: name of the tool, when known.
+        tool_call_id: id of the failed call, when known.
+        error_type: one of `graphflow.tools.ToolErrorType` (a string).
+        hint: how to fix the call, shown to the model with the error.
+    """
+
+    error_type: str = "UNKNOWN"
+    """The `ToolErrorType` value this class stands for."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        agent: str | None = None,
+        tool: str | None = None,
+        tool_call_id: str | None = None,
+        hint: str | None = None,
+        error_type: str | None = None,
+    ) -> None:
+        super().__init__(message, agent=agent)
+        if error_type is not None:
+            self.error_type = error_type
+        self.tool = tool
+        self.tool_call_id = tool_call_id
+        self.hint = hint
+
+
+class ToolTimeoutError(ToolError):
+    """Raise from a tool when an operation timed out (`TIMEOUT`: retried with backoff)."""
+
+    error_type = "TIMEOUT"
+
+
+class InvalidToolParamError(ToolError):
+    """Raise from a tool when its arguments are wrong (`INVALID_PARAM`: the model regenerates)."""
+
+    error_type = "INVALID_PARAM"
+
+
+class ToolPermissionError(ToolError):
+    """Raise from a tool when the action is not allowed (`PERMISSION_DENIED`)."""
+
+    error_type = "PERMISSION_DENIED"
+
+
+class ToolResourceNotFoundError(ToolError):
+    """Raise from a tool when what it was asked for does not exist (`RESOURCE_NOT_FOUND`)."""
+
+    error_type = "RESOURCE_NOT_FOUND"
+
+
+class MCPConnectionError(GraphflowError):
+    """An MCP server could not be started, reached or listed while its tools were discovered.
+
+    Attributes:
+        server: name of the server in the `mcpServers` config.
+    """
+
+    def __init__(self, message: str, *, server: str) -> None:
+        super().__init__(message)
+        self.server = server
 
 
 class ModelCallError(AgentRunError):

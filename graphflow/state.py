@@ -35,6 +35,7 @@ __all__ = (
     "ROUTE_ERRORS",
     "STOP",
     "TOOL_CALL",
+    "TOOL_HISTORY",
     "build_state_schema",
     "is_private",
     "last_write",
@@ -71,6 +72,9 @@ JUMP = "gf_jump"
 """A `before_agent` hook's jump (`end` skips the agent)."""
 TOOL_CALL = "gf_tool_call"
 """The one tool call a tools task runs (the payload of its `Send`)."""
+TOOL_HISTORY = "gf_tool_history"
+"""What a tools task knows of its call's past (its batch, the tool's INVALID_PARAM streak, a
+result waiting for a human), sent with the call."""
 HELD_MESSAGES = "gf_branch_messages"
 """Branch name -> the messages it handed back, until the join releases them in declaration order."""
 CONTEXT = "gf_context"

@@ -380,7 +380,7 @@ def test_wrap_tool_call_changes_args_short_circuits_and_retries(mode):
         """Fails the first time."""
         attempts["flaky"] += 1
         if attempts["flaky"] == 1:
-            raise ValueError("first time")
+            raise LookupError("first time")  # RESOURCE_NOT_FOUND: returned, not fatal
         return f"flaky {x}"
 
     class Tools(ToolHook):

@@ -115,6 +115,7 @@ APPROVAL_CHILD = textwrap.dedent(
     from langchain_core.tools import tool
     from graphflow import HumanApproval, ReactAgent
     from graphflow.testing import ScriptedChatModel, tool_call, tool_calls
+    from graphflow.tools import ToolPolicy
 
     db, phase, plan = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 
@@ -134,6 +135,7 @@ APPROVAL_CHILD = textwrap.dedent(
         return ReactAgent(
             name="payer", model=ScriptedChatModel(fn=reply), tools=[pay],
             hooks=[HumanApproval({"pay": "Sends money."})],
+            tool_policies={"pay": ToolPolicy(parallel_safe=True)},  # both calls pause at once
         )
 
     url = f"sqlite:///{db}"

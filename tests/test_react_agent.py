@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from graphflow import GraphflowConfigError, OutputValidationError, ReactAgent, is_instruction
 from graphflow.testing import ScriptedChatModel, tool_call, tool_calls
+from graphflow.tools import ToolPolicy
 
 
 class Verdict(BaseModel):
@@ -155,7 +156,7 @@ def test_tool_error_goes_back_to_the_model():
     @tool
     def fragile(x: int) -> str:
         """Fail always."""
-        raise RuntimeError("disk on fire")
+        raise PermissionError("disk on fire")  # typed: returned to the model (UNKNOWN would stop)
 
     model = ScriptedChatModel(replies=[tool_call("fragile", {"x": 1}), "recovered"])
     result = ReactAgent(name="a", model=model, tools=[fragile], output_key="o").invoke("go")
@@ -195,7 +196,13 @@ def test_several_tool_calls_run_as_separate_concurrent_tasks_in_call_order():
 
     reply = tool_calls(("slow", {"x": 1}), ("fast", {"x": 2}))
     model = ScriptedChatModel(replies=[reply, "both done"])
-    agent = ReactAgent(name="multi", model=model, tools=[slow, fast], output_key="o")
+    agent = ReactAgent(
+        name="multi",
+        model=model,
+        tools=[slow, fast],
+        output_key="o",
+        default_tool_policy=ToolPolicy(parallel_safe=True),  # concurrency is opt-in
+    )
     tool_updates = [chunk for namespace, chunk in agent.stream("go") if "tools" in chunk]
     assert len(tool_updates) == 2  # one task per call
 

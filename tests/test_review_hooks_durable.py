@@ -36,6 +36,7 @@ from graphflow import (
 )
 from graphflow.exceptions import CheckpointTypeError, GraphflowConfigError
 from graphflow.testing import ScriptedChatModel, tool_call, tool_calls
+from graphflow.tools import ToolPolicy
 
 PAID: list[int] = []
 
@@ -71,6 +72,7 @@ def test_approval_async_two_pending_in_one_resume():
         model=ScriptedChatModel(fn=_answer_after_tools),
         tools=[pay, refund],
         hooks=[HumanApproval(["pay", "refund"])],
+        default_tool_policy=ToolPolicy(parallel_safe=True),  # both calls pause at once
         output_key="out",
     )
 
@@ -519,6 +521,7 @@ def test_bad_keyed_answer_among_two_pending_does_not_wedge_the_thread():
         model=ScriptedChatModel(fn=_answer_after_tools),
         tools=[pay, refund],
         hooks=[HumanApproval(["pay", "refund"])],
+        default_tool_policy=ToolPolicy(parallel_safe=True),  # both calls pause at once
         output_key="out",
     )
     pending = agent.invoke("go", thread_id="k")["__interrupt__"]

@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field, PrivateAttr, field_validator, model_valid
 from graphflow.agents.base import Agent
 from graphflow.hooks.base import ModelHook
 from graphflow.models import check_model_name, resolve_model
+from graphflow.tools.policy import ToolPolicy
 
 __all__ = ("ReactAgent",)
 
@@ -45,6 +46,11 @@ class ReactAgent(Agent):
     """Seconds one model call may take; then it fails with `ModelTimeoutError` (which
     `ModelRetry` retries). None: no limit (not recommended: a stalled endpoint hangs the run)."""
 
+    tool_policies: dict[str, ToolPolicy] = Field(default_factory=dict)
+    """Tool name -> how its calls run (timeout, retries, parallel_safe, recovery)."""
+    default_tool_policy: ToolPolicy = Field(default_factory=ToolPolicy)
+    """The policy of every tool without its own entry in `tool_policies`."""
+
     _tool_objects: tuple[tuple[int, ...], list[BaseTool]] | None = PrivateAttr(default=None)
 
     @field_validator("model")
@@ -58,6 +64,12 @@ class ReactAgent(Agent):
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise ValueError(f"agent {self.name!r}: duplicate tool names {dupes}; rename the tools")
+        unknown = sorted(set(self.tool_policies) - set(names))
+        if unknown:
+            raise ValueError(
+                f"agent {self.name!r}: tool_policies names {unknown}, which are not its tools; "
+                f"its tools: {sorted(names)}"
+            )
         if self.include_contents == "none" and not self.instruction:
             raise ValueError(
                 f"agent {self.name!r}: include_contents='none' leaves the model nothing to read; "

@@ -20,6 +20,7 @@ from graphflow.runtime.as_tool import agent_as_tool
 from graphflow.runtime.inputs import check_thread_id, normalize_input
 from graphflow.state import AGENT_STATUS, is_private
 from graphflow.strategies import FlowGraphBuilder, strategy_for
+from graphflow.tools.approval import check_resume_value
 from graphflow.visualize import draw, draw_to
 
 if TYPE_CHECKING:
@@ -240,6 +241,7 @@ class Runtime:
                 f"Start a new turn on it with invoke(input, thread_id={thread_id!r})"
             )
         if value is not None:
+            check_resume_value(interrupts, value)  # a paused tool call's answer
             for hook in {id(h): h for a in agent.walk() for h in a.hooks}.values():
                 hook.validate_resume(interrupts, value)
 

@@ -31,7 +31,7 @@ from graphflow.strategies._model_call import (
     call_with_timeout,
     model_timeout_error,
 )
-from graphflow.strategies._react_tools import pending_calls
+from graphflow.strategies._react_tools import pending_tool_calls
 from graphflow.strategies.base import final_answer
 
 if TYPE_CHECKING:
@@ -180,8 +180,8 @@ class ModelStep:
     def _before_call(self, state: Mapping[str, Any]) -> dict[str, Any] | None:
         """An update that ends or continues the turn without a model call, or None to call."""
         messages = state.get(MESSAGES) or []
-        if pending_calls(messages):
-            return {}  # the turn's next tool group is due: `route` sends it
+        if pending_tool_calls(messages):
+            return {}  # the turn's next batch of tool calls is due: the router sends it
         if state.get(EXIT_LOOP):
             return self.finish({**state, STOP: "exit_loop"}, stop="exit_loop")
         if int(state.get(MODEL_CALLS) or 0) >= self.agent.max_iterations:
@@ -302,15 +302,14 @@ class ModelStep:
 
 
 def route_after_model(
-    state: Mapping[str, Any], *, done: str, sends: Callable[[Mapping[str, Any], list[Any]], Any]
+    state: Mapping[str, Any], *, done: str, sends: Callable[[Mapping[str, Any]], Any]
 ) -> Any:
     """Where a ReAct agent goes after its model step."""
     if state.get(STOP):
         return done
     messages = state.get(MESSAGES) or []
-    pending = pending_calls(messages)
-    if pending:
-        return sends(state, pending)
+    if pending_tool_calls(messages):
+        return sends(state)
     last = messages[-1] if messages else None
     if feedback_kind(last) is not None or isinstance(last, ToolMessage):
         return "model"  # a re-ask, or malformed calls answered with errors: ask again

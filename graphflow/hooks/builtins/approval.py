@@ -8,14 +8,15 @@ from typing import Any
 from langchain_core.messages import ToolMessage
 from langgraph.types import interrupt
 
+from graphflow.exceptions import ToolError
 from graphflow.hooks.base import AsyncToolHandler, ToolCallRequest, ToolHandler, ToolHook
+from graphflow.tools.approval import APPROVAL_REQUEST, parse_decision
 
-__all__ = ("APPROVAL_REQUEST", "HumanApproval")
+__all__ = ("APPROVAL_REQUEST", "HumanApproval", "parse_decision")
 
-APPROVAL_REQUEST = "tool_approval"
 """The `type` of the interrupt value `HumanApproval` raises."""
 
-_DECISIONS = ("approve", "edit", "reject")
+_DECISIONS = ("approve", "edit", "reject", "abort")
 
 
 class HumanApproval(ToolHook):
@@ -31,6 +32,7 @@ class HumanApproval(ToolHook):
         agent.resume(thread_id, {"decision": "approve"})
         agent.resume(thread_id, {"decision": "edit", "args": {"amount": 10}})
         agent.resume(thread_id, {"decision": "reject", "reason": "too expensive"})
+        agent.resume(thread_id, {"decision": "abort", "reason": "wrong customer"})  # ToolError
 
     When several calls of one model turn wait at once (each tool call is its own task, so each
     raises its own interrupt), answer them all in one resume keyed by interrupt id:
@@ -53,7 +55,9 @@ class HumanApproval(ToolHook):
         """Ask for a decision, then run, edit-and-run, or reject the call."""
         if request.tool_call["name"] not in self.tools:
             return handler(request)
-        decision, payload = _parse(interrupt(self.approval_request(request)))
+        decision, payload = parse_decision(interrupt(self.approval_request(request)))
+        if decision == "abort":
+            raise _aborted(request, payload)
         if decision == "reject":
             return _rejected(request, payload)
         return handler(_edited(request, payload) if decision == "edit" else request)
@@ -64,14 +68,12 @@ class HumanApproval(ToolHook):
         """Async twin of `wrap_tool_call`."""
         if request.tool_call["name"] not in self.tools:
             return await handler(request)
-        decision, payload = _parse(interrupt(self.approval_request(request)))
+        decision, payload = parse_decision(interrupt(self.approval_request(request)))
+        if decision == "abort":
+            raise _aborted(request, payload)
         if decision == "reject":
             return _rejected(request, payload)
         return await handler(_edited(request, payload) if decision == "edit" else request)
-
-    def validate_resume(self, interrupts: Sequence[Any], value: Any) -> None:
-        """Refuse an answer to a pending approval that `wrap_tool_call` could not understand."""
-        check_resume_value(interrupts, value)
 
     def approval_request(self, request: ToolCallRequest) -> dict[str, Any]:
         """The interrupt value shown to the reviewer for `request`."""
@@ -84,58 +86,6 @@ class HumanApproval(ToolHook):
             "tool_call_id": call.get("id"),
             "description": self.tools.get(call["name"], ""),
         }
-
-
-def check_resume_value(interrupts: Sequence[Any], value: Any) -> None:
-    """Raise the `ValueError` `HumanApproval` would raise for `value`, before it is sent.
-
-    LangGraph saves a resume value in the thread before the hook reads it; a value the hook
-    refuses would stay there and fail every later resume of the thread, a correct one included.
-    `interrupts` are the thread's pending `Interrupt`s.
-    """
-    approvals = {
-        i.id
-        for i in interrupts
-        if isinstance(i.value, Mapping) and i.value.get("type") == APPROVAL_REQUEST
-    }
-    if not approvals:
-        return
-    ids = {i.id for i in interrupts}
-    if isinstance(value, Mapping) and value and all(k in ids for k in value):
-        answers = [v for k, v in value.items() if k in approvals]
-    elif approvals == ids:
-        answers = [value]
-    else:
-        return
-    for answer in answers:
-        _parse(answer)
-
-
-def _parse(value: Any) -> tuple[str, Any]:
-    """Normalize a resume value into (decision, args-or-reason)."""
-    if value is True or value == "approve":
-        return "approve", None
-    if value is False or value == "reject":
-        return "reject", None
-    if isinstance(value, Mapping):
-        decision = value.get("decision", value.get("type"))
-        if decision == "approve":
-            return "approve", None
-        if decision == "edit":
-            args = value.get("args")
-            if not isinstance(args, Mapping):
-                raise ValueError(
-                    "HumanApproval: an 'edit' decision needs the new arguments as a dict: "
-                    "{'decision': 'edit', 'args': {...}}"
-                )
-            return "edit", dict(args)
-        if decision == "reject":
-            return "reject", value.get("reason")
-    raise ValueError(
-        f"HumanApproval: cannot understand the resume value {value!r}; resume with "
-        "{'decision': 'approve'}, {'decision': 'edit', 'args': {...}} or "
-        "{'decision': 'reject', 'reason': '...'}"
-    )
 
 
 def _edited(request: ToolCallRequest, args: dict[str, Any]) -> ToolCallRequest:
@@ -153,4 +103,16 @@ def _rejected(request: ToolCallRequest, reason: Any) -> ToolMessage:
         tool_call_id=request.tool_call["id"],
         name=name,
         status="error",
+    )
+
+
+def _aborted(request: ToolCallRequest, reason: Any) -> ToolError:
+    name = request.tool_call["name"]
+    because = f": {reason}" if reason else " (no reason given)"
+    return ToolError(
+        f"Agent `{request.agent}`: a human reviewer aborted the run at the call to tool "
+        f"`{name}`{because}. The checkpoints are kept; resume the thread to be asked again.",
+        agent=request.agent,
+        tool=name,
+        tool_call_id=request.tool_call.get("id"),
     )

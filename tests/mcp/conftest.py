@@ -1,0 +1,151 @@
+"""Real MCP servers for the tests, started by the tests themselves.
+
+npm `@modelcontextprotocol/server-everything` and `server-filesystem` are looked up under
+`<repo>/.cache/npm/node_modules` (installed by `.ci/setup_tools.sh`), PyPI `mcp-server-time` in
+this interpreter. Missing ones skip the tests locally and fail them under CI (`CI=true`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+NPM = REPO / ".cache" / "npm" / "node_modules" / "@modelcontextprotocol"
+EVERYTHING = NPM / "server-everything" / "dist" / "index.js"
+FILESYSTEM = NPM / "server-filesystem" / "dist" / "index.js"
+
+
+def _need(ok: bool, what: str) -> None:
+    if ok:
+        return
+    message = f"{what} is missing; run .ci/setup_tools.sh"
+    if os.environ.get("CI"):
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def everything() -> Path:
+    _need(shutil.which("node") is not None and EVERYTHING.exists(), "server-everything")
+    return EVERYTHING
+
+
+@pytest.fixture(scope="session")
+def filesystem() -> Path:
+    _need(shutil.which("node") is not None and FILESYSTEM.exists(), "server-filesystem")
+    return FILESYSTEM
+
+
+@pytest.fixture(scope="session")
+def time_server() -> list[str]:
+    _need(importlib.util.find_spec("mcp_server_time") is not None, "mcp-server-time")
+    return [sys.executable, "-m", "mcp_server_time", "--local-timezone", "UTC"]
+
+
+@pytest.fixture
+def mark() -> str:
+    """A unique value put in a server's environment, to find its processes."""
+    return f"gf-{uuid.uuid4().hex}"
+
+
+def marked_pids(mark: str) -> list[int]:
+    """Processes whose environment holds `GF_TEST_MARK=<mark>`."""
+    needle = f"GF_TEST_MARK={mark}".encode()
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            environ = Path(f"/proc/{entry}/environ").read_bytes()
+            state = Path(f"/proc/{entry}/stat").read_text().split()[2]
+        except OSError:
+            continue
+        if needle in environ.split(b"\0") and state != "Z":
+            found.append(int(entry))
+    return found
+
+
+def wait_gone(mark: str, timeout: float = 10.0) -> list[int]:
+    deadline = time.monotonic() + timeout
+    while (pids := marked_pids(mark)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return pids
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def http_server(everything):
+    """server-everything over streamable HTTP (`/mcp`) or SSE (`/sse`) on a free local port."""
+    started: list[subprocess.Popen[bytes]] = []
+
+    def start(mode: str = "streamableHttp") -> str:
+        port = free_port()
+        proc = subprocess.Popen(
+            ["node", str(everything), mode],
+            env={**os.environ, "PORT": str(port)},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        started.append(proc)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), 0.2).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        path = "/mcp" if mode == "streamableHttp" else "/sse"
+        return f"http://127.0.0.1:{port}{path}"
+
+    yield start
+    for proc in started:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+class Processes:
+    """Finds the processes of marked servers."""
+
+    marked = staticmethod(marked_pids)
+    wait_gone = staticmethod(wait_gone)
+
+
+@pytest.fixture
+def processes() -> Processes:
+    return Processes()
+
+
+class Runner:
+    """Runs agents under the test's mode (sync `invoke` or `ainvoke`)."""
+
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+
+    def __call__(self, agent, input, **kwargs):
+        if self.mode == "sync":
+            return agent.invoke(input, **kwargs)
+        return asyncio.run(agent.ainvoke(input, **kwargs))
+
+
+@pytest.fixture(params=["sync", "async"])
+def run(request):
+    return Runner(request.param)

@@ -1,0 +1,48 @@
+"""MCP tools over streamable HTTP and SSE, against server-everything started by the test."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from langchain_core.messages import ToolMessage
+
+from graphflow import ReactAgent
+from graphflow.mcp import HttpServer, MCPToolset, SseServer
+from graphflow.testing import ScriptedChatModel, tool_call
+from graphflow.tools import tool_result
+
+
+@pytest.mark.parametrize("mode", ["streamableHttp", "sse"])
+def test_http_transports_discover_and_call(http_server, mode):
+    url = http_server(mode)
+    server = (HttpServer if mode == "streamableHttp" else SseServer)(
+        url=url, headers={"X-Test": "graphflow"}, include=["echo", "get-sum"]
+    )
+    with MCPToolset({"remote": server}) as mcp:
+        assert sorted(t.name for t in mcp.tools()) == ["echo", "get-sum"]
+        model = ScriptedChatModel(
+            replies=[
+                tool_call("get-sum", {"a": 20, "b": 22}),
+                tool_call("get-sum", {"a": "x"}),
+                "42",
+            ]
+        )
+        agent = ReactAgent(name="calc", model=model, tools=mcp.tools(), output_key="out")
+        result = asyncio.run(agent.ainvoke("add"))
+        ok, bad = [m for m in result["messages"] if isinstance(m, ToolMessage)]
+        assert ok.content == "The sum of 20 and 22 is 42."
+        assert tool_result(bad).error_type == "INVALID_PARAM"
+        assert result["out"] == "42"
+        # the same session serves sync calls from this thread too
+        echo = next(t for t in mcp.tools() if t.name == "echo")
+        assert echo.invoke({"message": "sync"}) == "Echo: sync"
+        assert mcp.connects("remote") == 1
+
+
+def test_the_url_decides_the_transport_in_a_config(http_server):
+    url = http_server("streamableHttp")
+    with MCPToolset.from_config({"mcpServers": {"web": {"url": url}}}) as mcp:
+        assert isinstance(mcp.servers["web"], HttpServer)
+        echo = next(t for t in mcp.tools() if t.name == "echo")
+        assert echo.invoke({"message": "hi"}) == "Echo: hi"

@@ -1,0 +1,117 @@
+"""PERMISSION_DENIED with `requires_approval`: the pause and its three answers."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import tool
+
+from graphflow import ReactAgent
+from graphflow.exceptions import ToolError
+from graphflow.testing import ScriptedChatModel, tool_call
+from graphflow.tools import ToolPolicy, tool_result
+
+allowed = {"yes": False}
+runs: Counter[str] = Counter()
+
+
+@tool
+def delete(path: str) -> str:
+    """Delete a file."""
+    runs["delete"] += 1
+    if not allowed["yes"]:
+        raise PermissionError(f"{path} is read-only")
+    return f"deleted {path}"
+
+
+def _agent():
+    model = ScriptedChatModel(
+        fn=lambda messages, n: (
+            "finished"
+            if isinstance(messages[-1], ToolMessage)
+            else tool_call("delete", {"path": "/data/a.txt"})
+        )
+    )
+    agent = ReactAgent(
+        name="janitor",
+        model=model,
+        tools=[delete],
+        output_key="out",
+        tool_policies={"delete": ToolPolicy(requires_approval=True)},
+    )
+    return agent, model
+
+
+def _pause(run, thread):
+    allowed["yes"] = False
+    runs.clear()
+    agent, model = _agent()
+    first = run(agent, "clean up", thread_id=thread)
+    (pending,) = first["__interrupt__"]
+    value = pending.value
+    assert value["type"] == "tool_approval" and value["tool"] == "delete"
+    assert value["args"] == {"path": "/data/a.txt"}
+    assert value["error"]["type"] == "PERMISSION_DENIED"
+    assert "read-only" in value["error"]["message"]
+    assert value["decisions"] == ["retry", "skip", "abort"]
+    assert runs["delete"] == 1 and model.calls == 1  # the model has not seen the error
+    waiting = [m for m in first["messages"] if isinstance(m, ToolMessage)]
+    assert len(waiting) == 1 and waiting[0].status == "error"
+    return agent, model
+
+
+def test_retry_runs_the_call_again_once_and_replaces_the_error(run):
+    agent, model = _pause(run, "a-retry")
+    allowed["yes"] = True  # the human fixed the permission
+    result = run.resume(agent, "a-retry", {"decision": "retry"})
+    assert runs["delete"] == 2  # not re-run before the decision was applied
+    tools = [m for m in result["messages"] if isinstance(m, ToolMessage)]
+    assert [(m.content, m.status) for m in tools] == [("deleted /data/a.txt", "success")]
+    assert model.requests[1][-1].content == "deleted /data/a.txt"
+    assert result["out"] == "finished"
+
+
+def test_retry_with_edited_args(run):
+    agent, _ = _pause(run, "a-edit")
+    allowed["yes"] = True
+    result = run.resume(agent, "a-edit", {"decision": "retry", "args": {"path": "/tmp/a.txt"}})
+    assert [m.content for m in result["messages"] if isinstance(m, ToolMessage)] == [
+        "deleted /tmp/a.txt"
+    ]
+
+
+def test_a_retry_that_fails_again_pauses_again(run):
+    agent, _ = _pause(run, "a-again")
+    second = run.resume(agent, "a-again", "retry")
+    assert runs["delete"] == 2 and "__interrupt__" in second
+    done = run.resume(agent, "a-again", {"decision": "skip", "message": "leave it"})
+    assert runs["delete"] == 2 and done["out"] == "finished"
+
+
+def test_skip_gives_the_model_the_humans_message(run):
+    agent, model = _pause(run, "a-skip")
+    result = run.resume(agent, "a-skip", {"decision": "skip", "message": "keep that file"})
+    assert runs["delete"] == 1
+    seen = model.requests[1][-1]
+    assert seen.status == "error" and "[PERMISSION_DENIED]" in seen.content
+    assert seen.content.endswith("A human reviewer skipped this call: keep that file")
+    assert tool_result(seen).error_type == "PERMISSION_DENIED"
+    assert result["out"] == "finished"
+
+
+def test_abort_stops_the_run_with_a_tool_error(run):
+    agent, model = _pause(run, "a-abort")
+    with pytest.raises(ToolError, match="aborted the run: wrong folder") as err:
+        run.resume(agent, "a-abort", {"decision": "abort", "reason": "wrong folder"})
+    assert err.value.error_type == "PERMISSION_DENIED"
+    assert runs["delete"] == 1 and model.calls == 1
+
+
+def test_a_bad_answer_is_refused_before_it_is_stored(run):
+    agent, _ = _pause(run, "a-bad")
+    with pytest.raises(ValueError, match="cannot understand the resume value"):
+        run.resume(agent, "a-bad", {"decision": "maybe"})
+    result = run.resume(agent, "a-bad", "skip")
+    assert result["out"] == "finished"

@@ -1,0 +1,68 @@
+"""A hanging sync tool and a hanging async tool both time out; the run goes on."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import StructuredTool
+
+from graphflow import ReactAgent
+from graphflow.testing import ScriptedChatModel, tool_call
+from graphflow.tools import ToolPolicy, tool_result
+
+FAST = ToolPolicy(timeout=0.3, max_retries=1, backoff=0)
+
+
+def _agent(tool):
+    model = ScriptedChatModel(replies=[tool_call(tool.name, {"q": "x"}), "moved on"])
+    agent = ReactAgent(
+        name="waiter", model=model, tools=[tool], output_key="out", default_tool_policy=FAST
+    )
+    return agent, model
+
+
+def _check(model, result, name):
+    error = model.requests[1][-1]
+    assert isinstance(error, ToolMessage) and error.status == "error"
+    assert error.content.startswith(f"Error [TIMEOUT] in tool `{name}`: no answer within 0.3 s")
+    assert tool_result(error).attempts == 2  # one retry
+    assert result["out"] == "moved on"
+
+
+def test_a_hanging_sync_tool_times_out_in_its_worker_thread(run):
+    release = threading.Event()
+    started = []
+
+    def hang(q: str) -> str:
+        """Hangs until released."""
+        started.append(threading.current_thread().name)
+        release.wait(30)
+        return "late"
+
+    agent, model = _agent(StructuredTool.from_function(hang))
+    try:
+        result = run(agent, "go")
+    finally:
+        release.set()  # let the abandoned worker threads end
+    _check(model, result, "hang")
+    assert len(started) == 2 and all(n.startswith("graphflow-tool-hang") for n in started)
+
+
+def test_a_hanging_async_tool_times_out_and_is_cancelled(run):
+    cancelled = []
+
+    async def ahang(q: str) -> str:
+        """Hangs forever."""
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            cancelled.append(q)
+            raise
+        return "late"
+
+    agent, model = _agent(StructuredTool.from_function(coroutine=ahang, name="ahang"))
+    result = run(agent, "go")
+    _check(model, result, "ahang")
+    assert cancelled == ["x", "x"]  # under invoke too: its own loop in a worker thread
