@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
-import contextvars
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
+
+from graphflow._threads import submit
 
 T = TypeVar("T")
 
@@ -20,9 +20,8 @@ def _overrides(hook: Any, name: str) -> bool:
 
 def run_sync_in_thread(factory: Callable[[], Awaitable[T]]) -> T:
     """Run a coroutine to completion from sync code, even if a loop is running in this thread."""
-    ctx = contextvars.copy_context()
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(ctx.run, asyncio.run, factory()).result()  # type: ignore[arg-type]
+    coroutine = factory()
+    return submit(lambda: asyncio.run(coroutine)).result()  # type: ignore[arg-type]
 
 
 def call_sync(hook: Any, sync_name: str, async_name: str, *args: Any) -> Any:

@@ -1,29 +1,23 @@
 """A model call under a timeout, sync and async: a stalled endpoint fails the step, never hangs it.
 
 Async calls are cancelled by `asyncio.wait_for`. A sync call cannot be interrupted, so it runs on
-a worker thread and is abandoned when the time is up (the thread finishes in the background; its
-result is dropped).
+a daemon worker thread (`graphflow._threads`) and is abandoned when the time is up (the thread
+finishes in the background; its result is dropped).
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextvars
 from collections.abc import Callable
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
+from graphflow._threads import submit
 from graphflow.exceptions import ModelTimeoutError
 
 __all__ = ("acall_with_timeout", "call_with_timeout", "model_timeout_error")
-
-# threads are made as calls need them and then reused; the bound is far above any real fan-out,
-# so the pool never limits how many model calls run at once
-_CALLS = concurrent.futures.ThreadPoolExecutor(
-    max_workers=1024, thread_name_prefix="graphflow-model"
-)
 
 TimeoutFactory = Callable[[], BaseException]
 
@@ -38,9 +32,7 @@ def call_with_timeout(
     """`runnable.invoke(input, config)`, raising `timed_out()` after `timeout` seconds."""
     if timeout is None:
         return runnable.invoke(input, config)
-    # the worker runs in a copy of this context: LangGraph's config and callbacks live there
-    context = contextvars.copy_context()
-    future = _CALLS.submit(context.run, runnable.invoke, input, config)
+    future = submit(lambda: runnable.invoke(input, config))
     done, _ = concurrent.futures.wait([future], timeout=timeout)
     if not done:
         future.cancel()

@@ -23,9 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextvars
 import logging
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -37,6 +35,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.errors import GraphBubbleUp
 from langgraph.types import interrupt
 
+from graphflow._threads import submit
 from graphflow.exceptions import ToolError, ToolTimeoutError
 from graphflow.tools._batches import AWAITING_APPROVAL, awaiting_approval
 from graphflow.tools.approval import APPROVAL_REQUEST, parse_decision
@@ -400,23 +399,16 @@ def _in_worker(fn: Callable[[], Any], timeout: float | None, name: str) -> Any:
 
 
 def _start_worker(fn: Callable[[], Any], name: str) -> concurrent.futures.Future[Any]:
-    """Run `fn` in a new daemon thread (with this context); a pool's threads would be joined
-    at exit, so a hung tool could keep the process alive."""
-    future: concurrent.futures.Future[Any] = concurrent.futures.Future()
-    context = contextvars.copy_context()
+    """Run `fn` on a daemon worker (`graphflow._threads`: reused, never joined at exit, so a hung
+    tool cannot keep the process alive); `sys.exit` in the tool becomes a tool failure."""
 
-    def work() -> None:
-        if not future.set_running_or_notify_cancel():
-            return
+    def work() -> Any:
         try:
-            future.set_result(context.run(fn))
-        except SystemExit as exc:  # must end neither this thread quietly nor an event loop
-            future.set_exception(_Exited(exc.code))
-        except BaseException as exc:
-            future.set_exception(exc)
+            return fn()
+        except SystemExit as exc:  # must end neither the worker quietly nor an event loop
+            raise _Exited(exc.code) from None
 
-    threading.Thread(target=work, name=f"graphflow-tool-{name}", daemon=True).start()
-    return future
+    return submit(work)
 
 
 def _timed_out(name: str, timeout: float | None) -> ToolTimeoutError:
