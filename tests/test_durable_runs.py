@@ -121,7 +121,7 @@ def test_failed_run_lists_as_failed_and_resume_retries_only_the_failure(tmp_path
     assert agent.runs(checkpointer=url)[0].status == "interrupted"
 
 
-def test_killed_run_lists_as_running_and_history_has_namespaces(tmp_path):
+def test_killed_run_lists_as_crashed_and_history_has_namespaces(tmp_path):
     matrix = _load_matrix()
     url = f"sqlite:///{tmp_path / 'k.db'}"
     log = tmp_path / "k.log"
@@ -145,7 +145,9 @@ def test_killed_run_lists_as_running_and_history_has_namespaces(tmp_path):
     rec = matrix._Recorder(str(tmp_path / "parent.log"), "parent", None)
     pipeline = matrix.build_pipeline(rec)
     [run] = pipeline.runs(checkpointer=url)
-    assert run.status == "running" and run.thread_id == "killed"
+    # its process died holding the thread's lease: crashed, with how to continue it
+    assert run.status == "crashed" and run.thread_id == "killed"
+    assert "resume" in (run.hint or "")
     assert run.agent in {"researcher", "market_analyst", "tech_analyst"}
     history = pipeline.history("killed", checkpointer=url)
     assert history and all(isinstance(h, CheckpointInfo) for h in history)

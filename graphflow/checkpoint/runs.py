@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any, Literal
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from graphflow.checkpoint.leases import LeaseStore
 
 __all__ = ("CheckpointInfo", "RunInfo", "RunStatus", "list_runs", "run_history", "run_info")
 
-RunStatus = Literal["running", "interrupted", "failed", "done"]
+RunStatus = Literal["running", "crashed", "interrupted", "failed", "done", "unreadable"]
 
 
 @dataclass(frozen=True)
@@ -16,8 +19,10 @@ class RunInfo:
     """One thread (run) in a checkpointer.
 
     `status` is `done` (finished), `interrupted` (waiting for `resume(thread_id, value)`),
-    `failed` (a task raised; `resume` retries it) or `running` (still running, or killed — `resume`
-    continues it).
+    `failed` (a task raised; `resume` retries it), `running` (a live process holds the thread's
+    lease), `crashed` (unfinished, and no live process holds it: the process running it died —
+    `resume(thread_id)` continues it), or `unreadable` (its checkpoint cannot be loaded; `error`
+    says why).
     """
 
     thread_id: str
@@ -33,6 +38,8 @@ class RunInfo:
     error: str | None = None
     interrupts: tuple[Any, ...] = ()
     """Values of the pending interrupts."""
+    hint: str | None = None
+    """What to do next, for a run that needs it (`crashed`, `failed`, `interrupted`)."""
 
 
 @dataclass(frozen=True)
@@ -161,35 +168,60 @@ def _last_agent(graph: Any, config: dict[str, Any], names: set[str]) -> str | No
     return None
 
 
-def list_runs(graph: Any, *, agents: Iterable[str] = (), limit: int | None = None) -> list[RunInfo]:
-    """`RunInfo` for every thread in the compiled `graph`'s checkpointer, newest first."""
+def list_runs(
+    graph: Any,
+    *,
+    agents: Iterable[str] = (),
+    limit: int | None = None,
+    leases: LeaseStore | None = None,
+) -> list[RunInfo]:
+    """`RunInfo` for every thread in the compiled `graph`'s checkpointer, newest first.
+
+    With `leases`, an unfinished run no live process holds is reported as `crashed`. A thread
+    whose checkpoint cannot be loaded (a type this graph does not allow, a corrupt row) is
+    listed as `unreadable` and the others are listed as usual.
+    """
     saver = graph.checkpointer
     if saver is None or saver is False:
         return []
     names = tuple(agents)
     out: list[RunInfo] = []
-    from graphflow.checkpoint.serde import CheckpointTypeError
-
     for tid in thread_ids(saver):
         try:
             info = run_info(graph, tid, agents=names)
-        except CheckpointTypeError as exc:
-            # a thread holding types this graph does not allow (often another graph's run in a
-            # shared store): listed, not loaded
+        except Exception as exc:  # noqa: BLE001 - one bad thread must not hide the others
             info = RunInfo(
                 thread_id=tid,
-                status="failed",
+                status="unreadable",
                 agent=None,
                 step=-1,
                 checkpoint_id="",
                 updated_at=None,
-                error=f"cannot load: {exc}",
+                error=f"cannot load: {type(exc).__name__}: {exc}",
             )
         if info is not None:
-            out.append(info)
+            out.append(_with_hint(info, leases))
         if limit is not None and len(out) >= limit:
             break
     return out
+
+
+def _with_hint(info: RunInfo, leases: LeaseStore | None) -> RunInfo:
+    resume = f"agent.resume({info.thread_id!r}) / graphflow resume TARGET {info.thread_id}"
+    if info.status == "running" and leases is not None:
+        holder = leases.holder(info.thread_id)
+        if holder is None or not holder.alive():
+            return replace(
+                info,
+                status="crashed",
+                hint=f"no live process runs it (it stopped mid-run); continue it with {resume}",
+            )
+        return replace(info, hint=f"running in {holder.where}")
+    if info.status == "failed":
+        return replace(info, hint=f"fix the cause, then retry the failed step with {resume}")
+    if info.status == "interrupted":
+        return replace(info, hint=f"answer with agent.resume({info.thread_id!r}, value)")
+    return info
 
 
 def run_history(

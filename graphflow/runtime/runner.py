@@ -7,12 +7,14 @@ the tree's compiled graph with `durability="sync"`, so a crash loses at most the
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
 
 from langgraph.types import Command
 
+from graphflow.checkpoint.leases import ahold, hold, lease_store
 from graphflow.checkpoint.runs import list_runs, run_history
 from graphflow.exceptions import InputError, RunNotFoundError, RunStateError
 from graphflow.runtime import graphs
@@ -69,6 +71,25 @@ def _store_name(spec: Any) -> str:
     if isinstance(spec, str):
         return spec
     return type(spec).__name__
+
+
+def _thread_of(cfg: Any) -> str:
+    return str(cfg["configurable"]["thread_id"])
+
+
+def _lease(graph: Any, spec: Any, cfg: Any) -> Any:
+    """Hold the thread's lease while the run goes on (none without a checkpointer)."""
+    if not graph.checkpointer:
+        return contextlib.nullcontext()
+    store = lease_store(spec, graph.checkpointer)
+    return hold(store, _thread_of(cfg), store_name=_store_name(spec))
+
+
+def _alease(graph: Any, spec: Any, cfg: Any) -> Any:
+    if not graph.checkpointer:
+        return contextlib.nullcontext()
+    store = lease_store(spec, graph.checkpointer)
+    return ahold(store, _thread_of(cfg), store_name=_store_name(spec))
 
 
 class Runtime:
@@ -138,8 +159,9 @@ class Runtime:
         """Run to the end (or an interrupt); the final state without private channels."""
         graph, spec = self._graph(agent, checkpointer)
         cfg = _config(agent, _thread(thread_id, config), config)
-        data = self._input(graph, input, cfg, spec)
-        return _public(graph.invoke(data, cfg, durability=_durability(graph, durability)))
+        with _lease(graph, spec, cfg):
+            data = self._input(graph, input, cfg, spec)
+            return _public(graph.invoke(data, cfg, durability=_durability(graph, durability)))
 
     async def ainvoke(
         self,
@@ -155,7 +177,7 @@ class Runtime:
         spec = graphs.checkpointer_spec(agent, checkpointer)
         graphs.remember(agent, checkpointer)
         cfg = _config(agent, _thread(thread_id, config), config)
-        async with graphs.async_graph(agent, spec) as graph:
+        async with graphs.async_graph(agent, spec) as graph, _alease(graph, spec, cfg):
             data = await self._ainput(graph, input, cfg, spec)
             result = await graph.ainvoke(data, cfg, durability=_durability(graph, durability))
         return _public(result)
@@ -176,15 +198,18 @@ class Runtime:
         graph, spec = self._graph(agent, checkpointer)
         cfg = _config(agent, _thread(thread_id, config), config)
         data = self._input(graph, input, cfg, spec)
-        return iter(
-            graph.stream(
-                data,
-                cfg,
-                stream_mode=stream_mode,
-                subgraphs=subgraphs,
-                durability=_durability(graph, durability),
-            )
-        )
+
+        def events() -> Iterator[Any]:
+            with _lease(graph, spec, cfg):
+                yield from graph.stream(
+                    data,
+                    cfg,
+                    stream_mode=stream_mode,
+                    subgraphs=subgraphs,
+                    durability=_durability(graph, durability),
+                )
+
+        return events()
 
     def astream(
         self,
@@ -204,7 +229,7 @@ class Runtime:
         cfg = _config(agent, _thread(thread_id, config), config)
 
         async def events() -> AsyncIterator[Any]:
-            async with graphs.async_graph(agent, spec) as graph:
+            async with graphs.async_graph(agent, spec) as graph, _alease(graph, spec, cfg):
                 data = await self._ainput(graph, input, cfg, spec)
                 async for event in graph.astream(
                     data,
@@ -258,10 +283,11 @@ class Runtime:
         check_thread_id(thread_id)
         graph, spec = self._graph(agent, checkpointer)
         cfg = _config(agent, thread_id, config)
-        snapshot = graph.get_state(cfg, subgraphs=True)
-        self._check_resume(agent, snapshot, thread_id, value, spec)
-        command: Command | None = None if value is None else Command(resume=value)
-        return _public(graph.invoke(command, cfg, durability=_durability(graph, "sync")))
+        with _lease(graph, spec, cfg):
+            snapshot = graph.get_state(cfg, subgraphs=True)
+            self._check_resume(agent, snapshot, thread_id, value, spec)
+            command: Command | None = None if value is None else Command(resume=value)
+            return _public(graph.invoke(command, cfg, durability=_durability(graph, "sync")))
 
     async def aresume(
         self,
@@ -277,7 +303,7 @@ class Runtime:
         spec = graphs.checkpointer_spec(agent, checkpointer)
         graphs.remember(agent, checkpointer)
         cfg = _config(agent, thread_id, config)
-        async with graphs.async_graph(agent, spec) as graph:
+        async with graphs.async_graph(agent, spec) as graph, _alease(graph, spec, cfg):
             snapshot = await graph.aget_state(cfg, subgraphs=True)
             self._check_resume(agent, snapshot, thread_id, value, spec)
             command: Command | None = None if value is None else Command(resume=value)
@@ -300,9 +326,10 @@ class Runtime:
 
     def runs(self, agent: Agent, *, checkpointer: Any = None, limit: int | None = None) -> Any:
         """`RunInfo` for every thread in the checkpointer, newest first."""
-        graph, _ = self._graph(agent, checkpointer)
+        graph, spec = self._graph(agent, checkpointer)
         names = [a.name for a in agent.walk()]
-        return list_runs(graph, agents=names, limit=limit)
+        leases = lease_store(spec, graph.checkpointer) if graph.checkpointer else None
+        return list_runs(graph, agents=names, limit=limit, leases=leases)
 
     def history(
         self,

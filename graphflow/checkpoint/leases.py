@@ -1,0 +1,392 @@
+"""One run per thread at a time: a lease in the checkpoint store, with owner and heartbeat.
+
+Before a run method touches a thread it takes the thread's lease; a second run on a thread that
+is running is refused with `ThreadBusyError` — in another thread of this process, or in another
+process that shares the store. The owner (`host:pid`) renews its lease every few seconds from a
+background thread; a lease whose heartbeat is older than `LEASE_TTL`, or whose owner is a dead
+process on this host, has expired, so a crashed run can be resumed (and `runs()` reports it as
+`crashed`, not `running`).
+
+Where the lease lives follows the checkpointer: a table `graphflow_leases` in the same SQLite file
+or PostgreSQL database, or this process's memory for in-memory and other savers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import socket
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from graphflow.exceptions import ThreadBusyError
+
+__all__ = ("LEASE_TTL", "Lease", "LeaseStore", "ahold", "hold", "lease_store")
+
+LEASE_TTL = 30.0
+"""Seconds a lease stays valid without a heartbeat (renewed every third of that)."""
+HOST = socket.gethostname()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Lease:
+    """Who holds a thread."""
+
+    thread_id: str
+    owner: str
+    """A unique id of the run holding it."""
+    host: str
+    pid: int
+    heartbeat: float
+    """Unix time of the last renewal."""
+
+    @property
+    def where(self) -> str:
+        """`host:pid` of the holder."""
+        return f"{self.host}:{self.pid}"
+
+    def alive(self, now: float | None = None) -> bool:
+        """Whether the lease still holds: renewed recently, by a process that exists."""
+        if (now if now is not None else time.time()) - self.heartbeat > LEASE_TTL:
+            return False
+        if self.host == HOST and self.pid != os.getpid():
+            return _pid_alive(self.pid)
+        return True
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class LeaseStore(Protocol):
+    """Where leases are kept."""
+
+    def acquire(self, thread_id: str, owner: str) -> Lease | None:
+        """Take the lease (None), or return the live lease that holds the thread."""
+        ...
+
+    def renew(self, thread_id: str, owner: str) -> None:
+        """Refresh the heartbeat of a lease this owner holds."""
+        ...
+
+    def release(self, thread_id: str, owner: str) -> None:
+        """Give the lease up (only if this owner holds it)."""
+        ...
+
+    def holder(self, thread_id: str) -> Lease | None:
+        """The lease on the thread, live or not, if any."""
+        ...
+
+
+class MemoryLeases:
+    """Leases in this process (for in-memory and unknown savers)."""
+
+    def __init__(self) -> None:
+        self._leases: dict[str, Lease] = {}
+        self._lock = threading.Lock()
+
+    def acquire(self, thread_id: str, owner: str) -> Lease | None:  # noqa: D102
+        with self._lock:
+            current = self._leases.get(thread_id)
+            if current is not None and current.owner != owner and current.alive():
+                return current
+            self._leases[thread_id] = _new(thread_id, owner)
+            return None
+
+    def renew(self, thread_id: str, owner: str) -> None:  # noqa: D102
+        with self._lock:
+            current = self._leases.get(thread_id)
+            if current is not None and current.owner == owner:
+                self._leases[thread_id] = _new(thread_id, owner)
+
+    def release(self, thread_id: str, owner: str) -> None:  # noqa: D102
+        with self._lock:
+            current = self._leases.get(thread_id)
+            if current is not None and current.owner == owner:
+                del self._leases[thread_id]
+
+    def holder(self, thread_id: str) -> Lease | None:  # noqa: D102
+        with self._lock:
+            return self._leases.get(thread_id)
+
+
+_SQLITE_TABLE = (
+    "CREATE TABLE IF NOT EXISTS graphflow_leases (thread_id TEXT PRIMARY KEY, owner TEXT NOT NULL, "
+    "host TEXT NOT NULL, pid INTEGER NOT NULL, heartbeat REAL NOT NULL)"
+)
+
+
+class SqliteLeases:
+    """Leases in a table of the run's SQLite file.
+
+    Each operation opens its own short connection, so no saver's transaction is disturbed.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        with self._connect() as conn:
+            conn.execute(_SQLITE_TABLE)
+
+    @contextlib.contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        conn = sqlite3.connect(self.path, timeout=10, isolation_level=None)
+        try:
+            yield conn
+        finally:
+            conn.close()
+
+    def _row(self, conn: sqlite3.Connection, thread_id: str) -> Lease | None:
+        row = conn.execute(
+            "SELECT owner, host, pid, heartbeat FROM graphflow_leases WHERE thread_id = ?",
+            (thread_id,),
+        ).fetchone()
+        if row is None:
+            return None
+        return Lease(thread_id=thread_id, owner=row[0], host=row[1], pid=row[2], heartbeat=row[3])
+
+    def acquire(self, thread_id: str, owner: str) -> Lease | None:  # noqa: D102
+        with self._connect() as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                current = self._row(conn, thread_id)
+                if current is not None and current.owner != owner and current.alive():
+                    conn.execute("ROLLBACK")
+                    return current
+                lease = _new(thread_id, owner)
+                conn.execute(
+                    "INSERT OR REPLACE INTO graphflow_leases VALUES (?, ?, ?, ?, ?)",
+                    (thread_id, owner, lease.host, lease.pid, lease.heartbeat),
+                )
+                conn.execute("COMMIT")
+                return None
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+
+    def renew(self, thread_id: str, owner: str) -> None:  # noqa: D102
+        with self._connect() as conn:
+            conn.execute(
+                "UPDATE graphflow_leases SET heartbeat = ? WHERE thread_id = ? AND owner = ?",
+                (time.time(), thread_id, owner),
+            )
+
+    def release(self, thread_id: str, owner: str) -> None:  # noqa: D102
+        with self._connect() as conn:
+            conn.execute(
+                "DELETE FROM graphflow_leases WHERE thread_id = ? AND owner = ?", (thread_id, owner)
+            )
+
+    def holder(self, thread_id: str) -> Lease | None:  # noqa: D102
+        with self._connect() as conn:
+            return self._row(conn, thread_id)
+
+
+_PG_TABLE = (
+    "CREATE TABLE IF NOT EXISTS graphflow_leases (thread_id TEXT PRIMARY KEY, owner TEXT NOT NULL, "
+    "host TEXT NOT NULL, pid INTEGER NOT NULL, heartbeat DOUBLE PRECISION NOT NULL)"
+)
+
+
+class PostgresLeases:
+    """Leases in a table of the run's PostgreSQL database (own connections from its URL)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        with self._connect() as conn:
+            conn.execute(_PG_TABLE)
+
+    @contextlib.contextmanager
+    def _connect(self) -> Iterator[Any]:
+        import psycopg
+
+        with psycopg.connect(self.url, autocommit=True, connect_timeout=10) as conn:
+            yield conn
+
+    def _row(self, conn: Any, thread_id: str, lock: bool = False) -> Lease | None:
+        row = conn.execute(
+            "SELECT owner, host, pid, heartbeat FROM graphflow_leases WHERE thread_id = %s"
+            + (" FOR UPDATE" if lock else ""),
+            (thread_id,),
+        ).fetchone()
+        if row is None:
+            return None
+        return Lease(thread_id=thread_id, owner=row[0], host=row[1], pid=row[2], heartbeat=row[3])
+
+    def acquire(self, thread_id: str, owner: str) -> Lease | None:  # noqa: D102
+        lease = _new(thread_id, owner)
+        with self._connect() as conn, conn.transaction():
+            conn.execute(
+                "INSERT INTO graphflow_leases VALUES (%s, %s, %s, %s, 0) "
+                "ON CONFLICT (thread_id) DO NOTHING",
+                (thread_id, owner, lease.host, lease.pid),
+            )
+            # (a row just inserted has heartbeat 0: expired, so it is ours)
+            current = self._row(conn, thread_id, lock=True)
+            if current is not None and current.owner != owner and current.alive():
+                return current
+            conn.execute(
+                "UPDATE graphflow_leases SET owner = %s, host = %s, pid = %s, heartbeat = %s "
+                "WHERE thread_id = %s",
+                (owner, lease.host, lease.pid, lease.heartbeat, thread_id),
+            )
+        return None
+
+    def renew(self, thread_id: str, owner: str) -> None:  # noqa: D102
+        with self._connect() as conn:
+            conn.execute(
+                "UPDATE graphflow_leases SET heartbeat = %s WHERE thread_id = %s AND owner = %s",
+                (time.time(), thread_id, owner),
+            )
+
+    def release(self, thread_id: str, owner: str) -> None:  # noqa: D102
+        with self._connect() as conn:
+            conn.execute(
+                "DELETE FROM graphflow_leases WHERE thread_id = %s AND owner = %s",
+                (thread_id, owner),
+            )
+
+    def holder(self, thread_id: str) -> Lease | None:  # noqa: D102
+        with self._connect() as conn:
+            return self._row(conn, thread_id)
+
+
+def _new(thread_id: str, owner: str) -> Lease:
+    return Lease(
+        thread_id=thread_id, owner=owner, host=HOST, pid=os.getpid(), heartbeat=time.time()
+    )
+
+
+_stores: dict[Any, LeaseStore] = {}
+_stores_lock = threading.Lock()
+
+
+def _sqlite_file(saver: Any) -> str | None:
+    conn = getattr(saver, "conn", None)
+    if not isinstance(conn, sqlite3.Connection):
+        return None
+    with getattr(saver, "lock", contextlib.nullcontext()):
+        rows = conn.execute("PRAGMA database_list").fetchall()
+    path = next((r[2] for r in rows if r[1] == "main"), "")
+    return path or None  # "" for an in-memory database
+
+
+def lease_store(spec: Any, saver: Any) -> LeaseStore:
+    """The lease store for runs on `saver` (built from `spec`, a URL or the saver itself)."""
+    key: Any
+    if isinstance(spec, str) and spec.startswith("sqlite:///") and ":memory:" not in spec:
+        key = ("sqlite", str(Path(spec[len("sqlite:///") :]).expanduser().resolve()))
+    elif isinstance(spec, str) and spec.startswith(("postgresql://", "postgres://")):
+        key = ("postgres", spec)
+    elif (path := _sqlite_file(saver)) is not None:
+        key = ("sqlite", str(Path(path).resolve()))
+    else:
+        key = ("memory", id(saver))
+    with _stores_lock:
+        store = _stores.get(key)
+        if store is None:
+            if key[0] == "sqlite":
+                store = SqliteLeases(key[1])
+            elif key[0] == "postgres":
+                store = PostgresLeases(key[1])
+            else:
+                store = MemoryLeases()
+            _stores[key] = store
+        return store
+
+
+class _Heartbeat:
+    """One background thread renewing every lease this process holds."""
+
+    def __init__(self) -> None:
+        self._held: dict[tuple[int, str, str], LeaseStore] = {}
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def add(self, store: LeaseStore, thread_id: str, owner: str) -> None:
+        with self._lock:
+            self._held[(id(store), thread_id, owner)] = store
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="graphflow-lease-heartbeat", daemon=True
+                )
+                self._thread.start()
+
+    def remove(self, store: LeaseStore, thread_id: str, owner: str) -> None:
+        with self._lock:
+            self._held.pop((id(store), thread_id, owner), None)
+
+    def _run(self) -> None:
+        while True:
+            time.sleep(LEASE_TTL / 3)
+            with self._lock:
+                held = list(self._held.items())
+            for (_, thread_id, owner), store in held:
+                with contextlib.suppress(Exception):  # a store that is down: the lease expires
+                    store.renew(thread_id, owner)
+
+
+_heartbeat = _Heartbeat()
+
+
+@contextlib.contextmanager
+def hold(store: LeaseStore, thread_id: str, *, store_name: str) -> Iterator[None]:
+    """Hold the thread's lease for the duration of a run; `ThreadBusyError` if another holds it.
+
+    Every run takes its own lease, so two runs on one thread are refused whether they are in
+    two processes, two OS threads, or two asyncio tasks of one event loop.
+    """
+    owner = _owner()
+    _refuse_if_held(store.acquire(thread_id, owner), thread_id, store_name)
+    _heartbeat.add(store, thread_id, owner)
+    try:
+        yield
+    finally:
+        _heartbeat.remove(store, thread_id, owner)
+        with contextlib.suppress(Exception):  # an unreachable store: the lease expires
+            store.release(thread_id, owner)
+
+
+@contextlib.asynccontextmanager
+async def ahold(store: LeaseStore, thread_id: str, *, store_name: str) -> AsyncIterator[None]:
+    """`hold` for async runs (the store is asked from a worker thread: the loop never blocks)."""
+    owner = _owner()
+    current = await asyncio.to_thread(store.acquire, thread_id, owner)
+    _refuse_if_held(current, thread_id, store_name)
+    _heartbeat.add(store, thread_id, owner)
+    try:
+        yield
+    finally:
+        _heartbeat.remove(store, thread_id, owner)
+        with contextlib.suppress(Exception):
+            await asyncio.to_thread(store.release, thread_id, owner)
+
+
+def _owner() -> str:
+    return f"{HOST}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+
+
+def _refuse_if_held(current: Lease | None, thread_id: str, store_name: str) -> None:
+    if current is None:
+        return
+    age = max(0.0, time.time() - current.heartbeat)
+    raise ThreadBusyError(
+        f"thread {thread_id!r} is running in another run (owner {current.where}, last heartbeat "
+        f"{age:.0f} s ago, in {store_name}); one run per thread at a time — wait for it to "
+        "finish, or use another thread id. If that process died, its lease expires within "
+        f"{LEASE_TTL:.0f} s and the run can then be resumed",
+        thread_id=thread_id,
+        owner=current.where,
+    )
