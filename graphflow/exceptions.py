@@ -7,8 +7,8 @@ Hierarchy::
     │   ├── AgentSpecError              an agent's options are invalid (names the agent and field)
     │   ├── InstructionTemplateError    an instruction template is malformed
     │   ├── DataflowError               a placeholder nobody writes, a duplicate name or key, a cycle
-    │   ├── InputError                  what was passed to invoke/resume cannot start a run
-    │   └── CheckpointStoreError        a checkpointer URL or store cannot be used
+    │   └── InputError                  what was passed to invoke/resume cannot start a run
+    ├── CheckpointStoreError            the checkpoint store cannot be opened or used (URL, file, server)
     ├── CheckpointTypeError             a checkpoint holds a type outside the load allowlist
     ├── RunStateError                   the thread is not in a state that allows the request
     │   ├── RunNotFoundError            no run is stored under that thread id
@@ -141,8 +141,19 @@ class InputError(GraphflowConfigError):
     """What was passed to `invoke`/`stream`/`resume` cannot start or continue a run."""
 
 
-class CheckpointStoreError(GraphflowConfigError):
-    """A checkpointer URL is malformed, or its database cannot be opened or used."""
+class CheckpointStoreError(GraphflowError):
+    """The checkpoint store cannot be used (a malformed URL, not a database, no server answers).
+
+    Raised when the store is opened, or mid-run when it fails (the run's checkpoints up to then
+    are kept: resume once the store is back).
+
+    Attributes:
+        store: the URL (or saver type) of the store.
+    """
+
+    def __init__(self, message: str, *, store: str | None = None) -> None:
+        super().__init__(message)
+        self.store = store
 
 
 class RunStateError(GraphflowError, LookupError):

@@ -19,6 +19,7 @@ from graphflow.checkpoint.runs import list_runs, run_history
 from graphflow.exceptions import InputError, RunNotFoundError, RunStateError
 from graphflow.runtime import graphs
 from graphflow.runtime.as_tool import agent_as_tool
+from graphflow.runtime.errors import translating
 from graphflow.runtime.inputs import check_thread_id, normalize_input
 from graphflow.state import AGENT_STATUS, is_private
 from graphflow.strategies import FlowGraphBuilder, strategy_for
@@ -75,6 +76,11 @@ def _store_name(spec: Any) -> str:
 
 def _thread_of(cfg: Any) -> str:
     return str(cfg["configurable"]["thread_id"])
+
+
+def _guard(graph: Any, spec: Any, cfg: Any) -> Any:
+    """Translate what escapes the run (see `graphflow.runtime.errors`)."""
+    return translating(_thread_of(cfg), _store_name(spec) if graph.checkpointer else None)
 
 
 def _lease(graph: Any, spec: Any, cfg: Any) -> Any:
@@ -159,7 +165,7 @@ class Runtime:
         """Run to the end (or an interrupt); the final state without private channels."""
         graph, spec = self._graph(agent, checkpointer)
         cfg = _config(agent, _thread(thread_id, config), config)
-        with _lease(graph, spec, cfg):
+        with _guard(graph, spec, cfg), _lease(graph, spec, cfg):
             data = self._input(graph, input, cfg, spec)
             return _public(graph.invoke(data, cfg, durability=_durability(graph, durability)))
 
@@ -178,8 +184,9 @@ class Runtime:
         graphs.remember(agent, checkpointer)
         cfg = _config(agent, _thread(thread_id, config), config)
         async with graphs.async_graph(agent, spec) as graph, _alease(graph, spec, cfg):
-            data = await self._ainput(graph, input, cfg, spec)
-            result = await graph.ainvoke(data, cfg, durability=_durability(graph, durability))
+            with _guard(graph, spec, cfg):
+                data = await self._ainput(graph, input, cfg, spec)
+                result = await graph.ainvoke(data, cfg, durability=_durability(graph, durability))
         return _public(result)
 
     def stream(
@@ -200,7 +207,7 @@ class Runtime:
         data = self._input(graph, input, cfg, spec)
 
         def events() -> Iterator[Any]:
-            with _lease(graph, spec, cfg):
+            with _guard(graph, spec, cfg), _lease(graph, spec, cfg):
                 yield from graph.stream(
                     data,
                     cfg,
@@ -230,15 +237,16 @@ class Runtime:
 
         async def events() -> AsyncIterator[Any]:
             async with graphs.async_graph(agent, spec) as graph, _alease(graph, spec, cfg):
-                data = await self._ainput(graph, input, cfg, spec)
-                async for event in graph.astream(
-                    data,
-                    cfg,
-                    stream_mode=stream_mode,
-                    subgraphs=subgraphs,
-                    durability=_durability(graph, durability),
-                ):
-                    yield event
+                with _guard(graph, spec, cfg):
+                    data = await self._ainput(graph, input, cfg, spec)
+                    async for event in graph.astream(
+                        data,
+                        cfg,
+                        stream_mode=stream_mode,
+                        subgraphs=subgraphs,
+                        durability=_durability(graph, durability),
+                    ):
+                        yield event
 
         return events()
 
@@ -283,7 +291,7 @@ class Runtime:
         check_thread_id(thread_id)
         graph, spec = self._graph(agent, checkpointer)
         cfg = _config(agent, thread_id, config)
-        with _lease(graph, spec, cfg):
+        with _guard(graph, spec, cfg), _lease(graph, spec, cfg):
             snapshot = graph.get_state(cfg, subgraphs=True)
             self._check_resume(agent, snapshot, thread_id, value, spec)
             command: Command | None = None if value is None else Command(resume=value)
@@ -304,10 +312,11 @@ class Runtime:
         graphs.remember(agent, checkpointer)
         cfg = _config(agent, thread_id, config)
         async with graphs.async_graph(agent, spec) as graph, _alease(graph, spec, cfg):
-            snapshot = await graph.aget_state(cfg, subgraphs=True)
-            self._check_resume(agent, snapshot, thread_id, value, spec)
-            command: Command | None = None if value is None else Command(resume=value)
-            result = await graph.ainvoke(command, cfg, durability=_durability(graph, "sync"))
+            with _guard(graph, spec, cfg):
+                snapshot = await graph.aget_state(cfg, subgraphs=True)
+                self._check_resume(agent, snapshot, thread_id, value, spec)
+                command: Command | None = None if value is None else Command(resume=value)
+                result = await graph.ainvoke(command, cfg, durability=_durability(graph, "sync"))
         return _public(result)
 
     # -- inspecting -------------------------------------------------------------------------------
