@@ -25,7 +25,8 @@ from graphflow import (
     is_instruction,
 )
 from graphflow.checkpoint import GraphflowSerializer, allow_types, resolve_checkpointer
-from graphflow.checkpoint.serde import _registry
+from graphflow.checkpoint.serde import disallow_types
+from graphflow.exceptions import StateValueError
 from graphflow.messages import instruction_agent
 from graphflow.testing import ScriptedChatModel, tool_call
 
@@ -127,7 +128,7 @@ def test_unknown_type_in_checkpoint_is_an_error_naming_it(tmp_path):
     assert GraphflowSerializer([Opaque]).loads_typed(dumped) == {"x": [Opaque("secret")]}
 
 
-def test_unknown_type_in_state_fails_on_load_then_allow_types_fixes_it(tmp_path):
+def test_unknown_type_in_state_is_refused_when_written_and_allow_types_fixes_it(tmp_path):
     url = f"sqlite:///{tmp_path / 'runs.db'}"
 
     def build():
@@ -136,15 +137,19 @@ def test_unknown_type_in_state_fails_on_load_then_allow_types_fixes_it(tmp_path)
             sub_agents=[FunctionAgent(name="make", fn=lambda s: Opaque("p"), output_key="thing")],
         )
 
-    build().invoke("go", thread_id="t", checkpointer=url)
-    with pytest.raises(CheckpointTypeError, match="Opaque"):
-        build().get_state("t", checkpointer=url)
-    key = (Opaque.__module__, "Opaque")
+    # refused when written (naming the agent, the key, the type and the fix), before any step
+    # that a resume would have to repeat
+    with pytest.raises(StateValueError, match=r"`make`.*thing: .*Opaque.*`thing`.*allow_types"):
+        build().invoke("go", thread_id="t", checkpointer=url)
     allow_types(Opaque)
     try:
-        assert build().get_state("t", checkpointer=url).values["thing"] == Opaque("p")
+        build().invoke("go", thread_id="t2", checkpointer=url)
+        assert build().get_state("t2", checkpointer=url).values["thing"] == Opaque("p")
     finally:
-        _registry.discard(key)
+        disallow_types(Opaque)
+    # a store written while the class was allowed is still never loaded blindly
+    with pytest.raises(CheckpointTypeError, match="Opaque"):
+        build().get_state("t2", checkpointer=url)
 
 
 def test_loading_never_imports_or_calls_code(tmp_path):

@@ -34,7 +34,8 @@ from graphflow import (
     ToolCallLimit,
     ToolCallLimitExceeded,
 )
-from graphflow.exceptions import CheckpointTypeError, GraphflowConfigError
+from graphflow.checkpoint.serde import allow_types, disallow_types
+from graphflow.exceptions import CheckpointTypeError, GraphflowConfigError, StateValueError
 from graphflow.testing import ScriptedChatModel, tool_call, tool_calls
 from graphflow.tools import ToolPolicy
 
@@ -607,15 +608,23 @@ def test_tuple_comes_back_as_list(tmp_path):
 )
 def test_unlisted_types_fail_at_load_naming_the_type(tmp_path, value, named):
     url = f"sqlite:///{tmp_path}/r.db"
-    first = _producer(value).invoke("go", thread_id="t", checkpointer=url)
-    assert first["out"] == value  # the run itself is not affected; loading is
+    # written: refused at once, naming the agent, the key and the type
+    with pytest.raises(StateValueError, match=rf"`f`.*out: .*{named}.*`out`"):
+        _producer(value).invoke("go", thread_id="refused", checkpointer=url)
+    # written while allowed, loaded after the class is taken off the allowlist: never loaded
+    allow_types(type(value))
+    try:
+        first = _producer(value).invoke("go", thread_id="t", checkpointer=url)
+        assert first["out"] == value
+    finally:
+        disallow_types(type(value), *([Inner] if isinstance(value, Outer) else []))
     for load in (
         lambda: _producer(value).get_state("t", checkpointer=url),
         lambda: _producer(value).resume("t", {"decision": "approve"}, checkpointer=url),
     ):
         with pytest.raises(CheckpointTypeError, match=rf"\.{named}\b.*allow_types\({named}\)"):
             load()
-    (run,) = _producer(value).runs(checkpointer=url)
+    run = next(r for r in _producer(value).runs(checkpointer=url) if r.thread_id == "t")
     assert run.status == "unreadable" and re.search(named, run.error or "")
 
 

@@ -29,6 +29,7 @@ from langgraph.checkpoint.serde.jsonplus import (
     EXT_PYDANTIC_V2,
     JsonPlusSerializer,
     _create_msgpack_ext_hook,
+    _normalize_allowlist,
 )
 from pydantic import BaseModel
 
@@ -39,8 +40,10 @@ __all__ = (
     "GraphflowSerializer",
     "allow_types",
     "allowed_types",
+    "disallow_types",
     "safe_serializer",
     "schema_types",
+    "unstorable",
 )
 
 TypeKey = tuple[str, str]
@@ -58,6 +61,10 @@ _registry: set[TypeKey] = set()
 _registry_lock = threading.Lock()
 
 
+_registry_version = 0
+"""Bumped by `allow_types`, so every graphflow serializer picks the new classes up."""
+
+
 def _key(item: type | tuple[str, ...]) -> TypeKey:
     if isinstance(item, type):
         return (item.__module__, item.__name__)
@@ -66,18 +73,55 @@ def _key(item: type | tuple[str, ...]) -> TypeKey:
     raise TypeError(f"allow_types: expected a class or a (module, name) pair, got {item!r}")
 
 
-def allow_types(*items: type | tuple[str, str]) -> None:
-    """Allow these classes (or `(module, name)` pairs) in checkpoints of savers built from now on.
+def _class_of(item: Any) -> type:
+    """The class `item` names; a function, a module or any other callable is refused."""
+    if isinstance(item, type):
+        return item
+    if isinstance(item, tuple) and len(item) == 2 and all(isinstance(p, str) for p in item):
+        import importlib
 
-    Output schemas of the agents being compiled are allowed automatically; use this for other
-    values you put in state (a `FunctionAgent` returning a dataclass, an enum, ...).
+        try:
+            found = getattr(importlib.import_module(item[0]), item[1])
+        except (ImportError, AttributeError) as exc:
+            raise TypeError(
+                f"allow_types: {item[0]}.{item[1]} cannot be found ({exc}); pass the class itself"
+            ) from None
+        if isinstance(found, type):
+            return found
+        item = found
+    kind = "a module" if isinstance(item, types.ModuleType) else f"a {type(item).__name__}"
+    raise TypeError(
+        f"allow_types: {item!r} is {kind}, not a class; only classes can be allowed (loading a "
+        "checkpoint constructs them — allowing a function such as os.system would let a crafted "
+        "checkpoint call it)"
+    )
+
+
+def allow_types(*items: type | tuple[str, str]) -> None:
+    """Allow these classes (or `(module, name)` pairs naming classes) in checkpoints.
+
+    Takes effect at once, for every graphflow saver, new or already built. Output schemas of
+    the agents being compiled are allowed automatically; use this for other values you put in
+    state (a `FunctionAgent` returning a dataclass, an enum, ...). Only classes are accepted.
     """
-    keys = {_key(i) for i in items}
+    global _registry_version
+    keys: set[TypeKey] = set()
     for item in items:
-        if isinstance(item, type):
-            keys |= {_key(t) for t in _nested_types(item)}
+        klass = _class_of(item)
+        keys.add(_key(klass))
+        keys |= {_key(t) for t in _nested_types(klass)}
     with _registry_lock:
         _registry.update(keys)
+        _registry_version += 1
+
+
+def disallow_types(*items: type | tuple[str, str]) -> None:
+    """Take classes `allow_types` allowed off the allowlist again (takes effect at once)."""
+    global _registry_version
+    keys = {_key(i) for i in items}
+    with _registry_lock:
+        _registry.difference_update(keys)
+        _registry_version += 1
 
 
 def allowed_types() -> frozenset[TypeKey]:
@@ -187,8 +231,26 @@ class GraphflowSerializer(JsonPlusSerializer):
     """
 
     def __init__(self, extra_types: Iterable[type | tuple[str, str]] = ()) -> None:
-        allowed = set(allowed_types()) | {_key(t) for t in extra_types}
+        self._extra = frozenset(_key(t) for t in extra_types)
+        self._version = _registry_version
+        allowed = set(allowed_types()) | self._extra
         super().__init__(pickle_fallback=False, allowed_msgpack_modules=tuple(sorted(allowed)))
+        self._install()
+
+    def allow(self, extra_types: Iterable[type]) -> None:
+        """Also allow `extra_types` (and the models they nest) in this serializer."""
+        keys = {_key(t) for t in extra_types} | {
+            _key(n) for t in extra_types for n in _nested_types(t)
+        }
+        if keys <= self._extra:
+            return
+        self._extra = self._extra | keys
+        self._refresh()
+
+    def _refresh(self) -> None:
+        self._version = _registry_version
+        allowed = set(allowed_types()) | self._extra
+        self._allowed_msgpack_modules = _normalize_allowlist(tuple(sorted(allowed)))
         self._install()
 
     def _install(self) -> None:
@@ -201,13 +263,21 @@ class GraphflowSerializer(JsonPlusSerializer):
     @property
     def allowed(self) -> frozenset[TypeKey]:
         """The `(module, name)` pairs this serializer constructs."""
+        if self._version != _registry_version:
+            self._refresh()
         modules = self._allowed_msgpack_modules
-        return frozenset(
-            (str(k[0]), str(k[1])) for k in (modules if isinstance(modules, set) else ())
-        )
+        cached = getattr(self, "_allowed_cache", None)
+        if cached is None or cached[0] is not modules:
+            keys = frozenset(
+                (str(k[0]), str(k[1])) for k in (modules if isinstance(modules, set) else ())
+            )
+            cached = self._allowed_cache = (modules, keys)
+        return cached[1]
 
     def loads_typed(self, data: tuple[str, bytes]) -> Any:
         """Load a value; a disallowed type raises `CheckpointTypeError` (not ormsgpack's error)."""
+        if self._version != _registry_version:
+            self._refresh()  # allow_types was called since: take its classes
         _blocked.error = None
         try:
             return super().loads_typed(data)
@@ -237,3 +307,49 @@ def safe_serializer(extra_types: Iterable[type | tuple[str, str]] = ()) -> Graph
         if isinstance(item, type):
             expanded.extend(_nested_types(item))
     return GraphflowSerializer(expanded)
+
+
+_PLAIN = (str, int, float, bool, bytes, type(None))
+
+
+def unstorable(value: Any, allowed: frozenset[TypeKey], *, path: str = "") -> str | None:
+    """Where `value` holds something a checkpoint could not give back, or None if it all can.
+
+    The answer is `"path: module.Type"` for the first such part: a function, a client, an
+    instance of a class outside `allowed` (the serializer's allowlist). Containers are looked
+    into; messages and allowed models are taken as they are.
+    """
+    seen: set[int] = set()
+
+    def visit(item: Any, where: str, depth: int) -> str | None:
+        if isinstance(item, _PLAIN) or depth > 50:
+            return None
+        if id(item) in seen:
+            return None
+        seen.add(id(item))
+        if isinstance(item, dict):
+            for k, v in item.items():
+                found = visit(k, f"{where}[{k!r}] (key)", depth + 1) or visit(
+                    v, f"{where}[{k!r}]", depth + 1
+                )
+                if found:
+                    return found
+            return None
+        if isinstance(item, list | tuple | set | frozenset):
+            if type(item) not in (list, tuple, set, frozenset) and _key(type(item)) not in allowed:
+                return f"{where or 'value'}: {type(item).__module__}.{type(item).__qualname__}"
+            for i, v in enumerate(item):
+                found = visit(v, f"{where}[{i}]", depth + 1)
+                if found:
+                    return found
+            return None
+        kind = type(item)
+        if _key(kind) in allowed:
+            return None
+        from langchain_core.messages import BaseMessage
+
+        if isinstance(item, BaseMessage):
+            return None
+        return f"{where or 'value'}: {kind.__module__}.{kind.__qualname__}"
+
+    return visit(value, path, 0)

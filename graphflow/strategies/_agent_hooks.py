@@ -20,6 +20,7 @@ from graphflow.hooks._runner import call_async, call_sync
 from graphflow.hooks.base import AgentContext, AgentHook, HookResult
 from graphflow.state import AGENT_STATUS, JUMP, MESSAGES
 from graphflow.strategies._node import AsyncNode, SyncNode, node, router
+from graphflow.strategies._storable import ensure_storable
 
 if TYPE_CHECKING:
     from langgraph.graph import StateGraph
@@ -64,6 +65,13 @@ def _hook_update(agent: Agent, result: Any, *, before: bool) -> dict[str, Any]:
         f"Agent `{agent.name}`: a hook returned {type(result).__name__}; return a dict, a "
         "HookResult or None"
     )
+
+
+def _checked(
+    agent: Agent, hook: AgentHook, update: dict[str, Any], config: RunnableConfig
+) -> dict[str, Any]:
+    ensure_storable(update, agent=agent.name, config=config, what=f"hook {hook.name}")
+    return update
 
 
 def end_reason(agent: Agent, state: Mapping[str, Any]) -> str:
@@ -156,12 +164,16 @@ class HookChain:
         def run(state: dict[str, Any], config: RunnableConfig) -> Any:
             ctx = AgentContext(agent=agent.name, config=config)
             result = call_sync(hook, "before_agent", "abefore_agent", state, ctx)
-            return finish(state, _hook_update(agent, result, before=True))
+            return finish(
+                state, _checked(agent, hook, _hook_update(agent, result, before=True), config)
+            )
 
         async def arun(state: dict[str, Any], config: RunnableConfig) -> Any:
             ctx = AgentContext(agent=agent.name, config=config)
             result = await call_async(hook, "before_agent", "abefore_agent", state, ctx)
-            return finish(state, _hook_update(agent, result, before=True))
+            return finish(
+                state, _checked(agent, hook, _hook_update(agent, result, before=True), config)
+            )
 
         return node(name, run, arun)
 
@@ -173,12 +185,12 @@ class HookChain:
 
         def run(state: dict[str, Any], config: RunnableConfig) -> Any:
             result = call_sync(hook, "after_agent", "aafter_agent", state, context(state, config))
-            return _hook_update(agent, result, before=False)
+            return _checked(agent, hook, _hook_update(agent, result, before=False), config)
 
         async def arun(state: dict[str, Any], config: RunnableConfig) -> Any:
             ctx = context(state, config)
             result = await call_async(hook, "after_agent", "aafter_agent", state, ctx)
-            return _hook_update(agent, result, before=False)
+            return _checked(agent, hook, _hook_update(agent, result, before=False), config)
 
         return node(f"after_agent.{hook.name}", run, arun)
 

@@ -27,6 +27,7 @@ from langgraph.types import Send
 from graphflow.hooks.base import ToolCallRequest, ToolHook
 from graphflow.state import EXIT_LOOP, MESSAGES, TOOL_CALL, TOOL_HISTORY
 from graphflow.strategies import _branch_barrier as barrier
+from graphflow.strategies._storable import ensure_storable
 from graphflow.tools._batches import call_history, next_tool_calls, pending_tool_calls
 from graphflow.tools._executor import arun_tool_call, run_tool_call
 from graphflow.tools.exit_loop import is_exit_loop
@@ -109,7 +110,14 @@ class ToolStep:
             "history": payload.get(TOOL_HISTORY),
         }
 
-    def _update(self, request: ToolCallRequest, message: ToolMessage) -> dict[str, Any]:
+    def _update(
+        self, request: ToolCallRequest, message: ToolMessage, config: RunnableConfig
+    ) -> dict[str, Any]:
+        if message.artifact is not None:
+            what = f"tool `{request.tool_call['name']}`"
+            ensure_storable(
+                {"artifact": message.artifact}, agent=self.agent.name, config=config, what=what
+            )
         update: dict[str, Any] = {MESSAGES: [message]}
         if is_exit_loop(request.tool) and message.status != "error":
             update[EXIT_LOOP] = True
@@ -132,7 +140,7 @@ class ToolStep:
             handler = _wrap(hook, handler)
         batch = self._batch(payload)
         if len(batch) <= 1:
-            return self._update(request, handler(request))
+            return self._update(request, handler(request), config)
         key = barrier.group_key(config)
         entry = barrier.enter(key, str(request.tool_call.get("id")), len(batch))
         try:
@@ -144,7 +152,7 @@ class ToolStep:
             barrier.wait_for_siblings(key, entry)
             raise
         barrier.finish(key, entry, {})
-        return self._update(request, message)
+        return self._update(request, message, config)
 
     async def arun(self, payload: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         """Run one tool call (async)."""
@@ -159,7 +167,7 @@ class ToolStep:
             handler = _awrap(hook, handler)
         batch = self._batch(payload)
         if len(batch) <= 1:
-            return self._update(request, await handler(request))
+            return self._update(request, await handler(request), config)
         key = barrier.group_key(config)
         entry = barrier.enter(key, str(request.tool_call.get("id")), len(batch))
         try:
@@ -174,7 +182,7 @@ class ToolStep:
             barrier.finish(key, entry, None)
             raise
         barrier.finish(key, entry, {})
-        return self._update(request, message)
+        return self._update(request, message, config)
 
 
 def _wrap(

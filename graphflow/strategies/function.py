@@ -19,6 +19,7 @@ from graphflow.exceptions import AgentRunError
 from graphflow.hooks._runner import run_sync_in_thread
 from graphflow.state import AGENT_STATUS
 from graphflow.strategies._agent_hooks import HookChain, guarded
+from graphflow.strategies._storable import ensure_storable
 from graphflow.strategies.base import BuildContext, FlowGraphBuildingStrategy
 
 __all__ = ("FunctionStrategy",)
@@ -70,24 +71,28 @@ class FunctionStrategy(FlowGraphBuildingStrategy):
             update.update(value)
             return update
 
+        def checked(update: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+            ensure_storable(update, agent=agent.name, config=config, what="its function")
+            return update
+
         def run(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
             if is_async:
-                return to_update(run_sync_in_thread(lambda: fn(state)))
+                return checked(to_update(run_sync_in_thread(lambda: fn(state))), config)
             value = fn(state)
             if inspect.isawaitable(value):
                 value = run_sync_in_thread(lambda: value)
-            return to_update(value)
+            return checked(to_update(value), config)
 
         async def arun(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
             if is_async:
-                return to_update(await fn(state))
+                return checked(to_update(await fn(state)), config)
             # the function may block: run it on a thread, in a copy of this context (LangGraph's
             # config, interrupt() and get_config() live in contextvars)
             ctx = contextvars.copy_context()
             value = await asyncio.get_running_loop().run_in_executor(None, ctx.run, fn, state)
             if inspect.isawaitable(value):
                 value = await value
-            return to_update(value)
+            return checked(to_update(value), config)
 
         return run, arun
 

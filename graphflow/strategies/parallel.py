@@ -20,6 +20,7 @@ from typing_extensions import override
 from graphflow.instructions import render_value
 from graphflow.state import AGENT_STATUS, HELD_MESSAGES, MESSAGES, merge_dicts
 from graphflow.strategies._agent_hooks import HookChain, guarded
+from graphflow.strategies._storable import ensure_storable
 from graphflow.strategies.base import BuildContext, FlowGraphBuildingStrategy
 
 __all__ = ("MERGE", "ParallelStrategy", "merge_results", "release_held")
@@ -104,6 +105,9 @@ class ParallelStrategy(FlowGraphBuildingStrategy):
             update.update(release_held(state, names))
             if agent.merged_key:
                 update[agent.merged_key] = merge_results(agent.merge, results)
+                if callable(agent.merge):
+                    merged = {agent.merged_key: update[agent.merged_key]}
+                    ensure_storable(merged, agent=agent.name, config=config, what="its merge")
             if agent.output_key and agent.output_key != agent.merged_key:
                 update[agent.output_key] = (
                     update.get(agent.merged_key) if agent.merged_key else None
