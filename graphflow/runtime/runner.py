@@ -17,6 +17,7 @@ from graphflow.checkpoint.runs import list_runs, run_history
 from graphflow.exceptions import InputError, RunNotFoundError, RunStateError
 from graphflow.runtime import graphs
 from graphflow.runtime._draw import draw, draw_to
+from graphflow.runtime._events import astream_events, stream_events
 from graphflow.runtime.as_tool import agent_as_tool
 from graphflow.runtime.inputs import check_thread_id, normalize_input
 from graphflow.state import AGENT_STATUS, is_private
@@ -170,11 +171,20 @@ class Runtime:
         stream_mode: Any = "updates",
         subgraphs: bool = True,
         durability: Any = "sync",
+        events: Any = None,
     ) -> Iterator[Any]:
-        """LangGraph's stream of the run (checked before the first event)."""
+        """LangGraph's stream of the run, or typed events with `events=` (checked first)."""
         graph, spec = self._graph(agent, checkpointer)
         cfg = _config(agent, _thread(thread_id, config), config)
         data = self._input(graph, input, cfg, spec)
+        if events is not None:
+            if data is None or isinstance(data, Command):
+                snapshot = graph.get_state(cfg, subgraphs=True)
+                tid = cfg["configurable"]["thread_id"]
+                self._check_resume(agent, snapshot, tid, getattr(data, "resume", None), spec)
+            return stream_events(
+                agent, graph, data, cfg, durability=_durability(graph, durability), events=events
+            )
         return iter(
             graph.stream(
                 data,
@@ -196,15 +206,28 @@ class Runtime:
         stream_mode: Any = "updates",
         subgraphs: bool = True,
         durability: Any = "sync",
+        events: Any = None,
     ) -> AsyncIterator[Any]:
         """Async `stream`."""
         spec = graphs.checkpointer_spec(agent, checkpointer)
         graphs.remember(agent, checkpointer)
         cfg = _config(agent, _thread(thread_id, config), config)
 
-        async def events() -> AsyncIterator[Any]:
+        async def chunks() -> AsyncIterator[Any]:
             async with graphs.async_graph(agent, spec) as graph:
                 data = await self._ainput(graph, input, cfg, spec)
+                if events is not None:
+                    if data is None or isinstance(data, Command):
+                        snapshot = await graph.aget_state(cfg, subgraphs=True)
+                        tid = cfg["configurable"]["thread_id"]
+                        value = getattr(data, "resume", None)
+                        self._check_resume(agent, snapshot, tid, value, spec)
+                    dur = _durability(graph, durability)
+                    async for item in astream_events(
+                        agent, graph, data, cfg, durability=dur, events=events
+                    ):
+                        yield item
+                    return
                 async for event in graph.astream(
                     data,
                     cfg,
@@ -214,7 +237,7 @@ class Runtime:
                 ):
                     yield event
 
-        return events()
+        return chunks()
 
     # -- resuming ---------------------------------------------------------------------------------
 
