@@ -423,3 +423,14 @@ class Agent(BaseModel):
         and none of its messages reach the caller's conversation.
         """
         return runtime().as_tool(self, name, description)  # type: ignore[no-any-return]
+
+    # -- specs (delegated to graphflow.spec) -------------------------------------------------------
+
+    def to_spec(self) -> dict[str, Any]:
+        """This agent tree as a spec mapping (YAML/JSON-ready; see `graphflow.spec`)."""
+        return runtime().to_spec(self)  # type: ignore[no-any-return]
+
+    @classmethod
+    def from_spec(cls, data: Mapping[str, Any]) -> Agent:
+        """The agent tree a spec mapping describes; `kind` may be left out on a subclass."""
+        return runtime().from_spec(cls, data)  # type: ignore[no-any-return]

@@ -355,3 +355,17 @@ class Runtime:
     def as_tool(self, agent: Agent, name: str | None, description: str | None) -> Any:
         """`agent` as a tool of another agent."""
         return agent_as_tool(agent, name=name, description=description)
+
+    # -- specs ------------------------------------------------------------------------------------
+
+    def to_spec(self, agent: Agent) -> Any:
+        """The agent tree as a spec mapping (see `graphflow.spec`)."""
+        from graphflow.spec import agent_to_spec
+
+        return agent_to_spec(agent)
+
+    def from_spec(self, kind: Any, data: Any) -> Any:
+        """The agent tree a spec mapping describes (see `graphflow.spec`)."""
+        from graphflow.spec import agent_from_spec
+
+        return agent_from_spec(data, kind=kind)
