@@ -1,7 +1,10 @@
-"""`graphflow run | draw | resume | runs` — run agent trees from the command line.
+"""`graphflow run | resume | approve | runs | show | draw | schema` — agent trees from a terminal.
 
-An agent is named as `path/to/file.py:attr` or `package.module:attr`. The checkpointer defaults
-to the embedded `sqlite:///runs.db` (override with --checkpointer or GRAPHFLOW_CHECKPOINTER).
+A TARGET is `path/to/file.py:attr`, `package.module:attr`, or a spec file (`team.yaml`,
+`team.json`). Runs are stored by the checkpointer (default `sqlite:///runs.db`; --checkpointer or
+GRAPHFLOW_CHECKPOINTER), which also records each run's target, so `graphflow resume THREAD`
+needs no target. Exit codes: 0 done, 1 failed (the run can be resumed), 2 bad usage, target,
+input or thread, 3 interrupted (waiting for an answer), 130 stopped with Ctrl-C (resumable).
 """
 
 from __future__ import annotations
@@ -12,80 +15,480 @@ import importlib.util
 import json
 import os
 import sys
+import traceback
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from graphflow import events as ev
 from graphflow.agents.base import Agent
-from graphflow.exceptions import GraphflowError
+from graphflow.exceptions import GraphflowConfigError, GraphflowError, RunStateError
 
-__all__ = ("load_agent", "main")
+__all__ = ("CliError", "console", "load_agent", "main")
 
 DEFAULT_CHECKPOINTER = "sqlite:///runs.db"
+TARGET_KEY = "graphflow_target"
+"""Checkpoint metadata key under which a CLI run records its target."""
+
+DONE, FAILED, USAGE, INTERRUPTED, STOPPED = 0, 1, 2, 3, 130
+
+
+class CliError(Exception):
+    """A one-line error of the command line, with its exit code."""
+
+    def __init__(self, message: str, code: int = USAGE) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+# -- targets -----------------------------------------------------------------------------------
 
 
 def load_agent(target: str) -> Agent:
-    """Import `file.py:attr` or `module:attr` and return the agent it names."""
+    """The agent a TARGET names: `file.py:attr`, `module:attr`, or a spec file."""
+    if target.endswith((".yaml", ".yml", ".json")):
+        from graphflow.spec import load_spec
+
+        return load_spec(target)
     where, _, attr = target.rpartition(":")
     if not where or not attr:
-        raise SystemExit(f"graphflow: {target!r} should look like examples/app.py:pipeline")
+        raise CliError(
+            f"target {target!r} should look like app.py:team, mypkg.module:team or team.yaml"
+        )
     if where.endswith(".py") or os.sep in where:
         path = Path(where).resolve()
-        if not path.exists():
-            raise SystemExit(f"graphflow: no file {where}")
+        if not path.is_file():
+            raise CliError(f"no file {where} (target {target!r})")
         sys.path.insert(0, str(path.parent))
         spec = importlib.util.spec_from_file_location(path.stem, path)
-        assert spec and spec.loader
+        if spec is None or spec.loader is None:
+            raise CliError(f"cannot import {where} (target {target!r})")
         module = importlib.util.module_from_spec(spec)
         sys.modules[path.stem] = module
-        spec.loader.exec_module(module)
+        try:
+            spec.loader.exec_module(module)
+        except GraphflowError:
+            raise
+        except Exception as exc:
+            raise CliError(f"importing {where} failed: {type(exc).__name__}: {exc}") from exc
     else:
-        module = importlib.import_module(where)
-    agent = getattr(module, attr, None)
+        try:
+            module = importlib.import_module(where)
+        except ImportError as exc:
+            raise CliError(f"cannot import module {where!r} (target {target!r}): {exc}") from exc
+    if not hasattr(module, attr):
+        names = sorted(n for n, v in vars(module).items() if isinstance(v, Agent))
+        raise CliError(
+            f"{where} has no attribute {attr!r}; its agents: {', '.join(names) or 'none'}"
+        )
+    agent = getattr(module, attr)
     if not isinstance(agent, Agent):
-        raise SystemExit(f"graphflow: {target} is {type(agent).__name__}, not a graphflow Agent")
+        raise CliError(f"{target} is {type(agent).__name__}, not a graphflow Agent")
     return agent
 
 
-def _print_result(state: dict[str, Any]) -> None:
-    shown = {k: v for k, v in state.items() if k != "messages" and not k.startswith("gf_")}
+def _absolute(target: str) -> str:
+    where, sep, attr = target.rpartition(":")
+    if target.endswith((".yaml", ".yml", ".json")):
+        return str(Path(target).resolve())
+    if where.endswith(".py") or os.sep in where:
+        return f"{Path(where).resolve()}{sep}{attr}"
+    return target
+
+
+# -- the store ---------------------------------------------------------------------------------
+
+
+def _check_store(url: str) -> None:
+    """A SQLite store that does not exist yet has no runs: say so, and create nothing."""
+    if url.startswith("sqlite:///"):
+        path = Path(url[len("sqlite:///") :]).expanduser()
+        if str(path) != ":memory:" and not path.is_file():
+            raise CliError(f"no run store at {path} ({url}): nothing has run with it yet")
+
+
+def _saver(url: str) -> Any:
+    from graphflow.checkpoint import resolve_checkpointer
+
+    _check_store(url)
+    return resolve_checkpointer(url)
+
+
+def _stored_target(url: str, thread_id: str) -> str:
+    saver = _saver(url)
+    found = saver.get_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}})
+    if found is None:
+        raise CliError(f"no run is stored under thread {thread_id!r} in {url}; see graphflow runs")
+    target = (found.metadata or {}).get(TARGET_KEY)
+    if not target:
+        raise CliError(
+            f"thread {thread_id!r} in {url} was not started by graphflow run; name its target: "
+            f"graphflow resume TARGET {thread_id}"
+        )
+    return str(target)
+
+
+def _resume_command(args: argparse.Namespace, thread_id: str) -> str:
+    store = (
+        "" if args.checkpointer == DEFAULT_CHECKPOINTER else f" --checkpointer {args.checkpointer}"
+    )
+    return f"graphflow{store} resume {thread_id}"
+
+
+# -- running -----------------------------------------------------------------------------------
+
+
+def _parse_input(text: str) -> Any:
+    if text.lstrip().startswith(("{", "[")):
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise CliError(f"the input looks like JSON but is not valid: {exc}") from None
+    return text
+
+
+def _print_outputs(state: Any) -> None:
+    shown = {
+        k: v for k, v in dict(state).items() if k != "messages" and not str(k).startswith("gf_")
+    }
     print(json.dumps(shown, indent=2, ensure_ascii=False, default=str))
 
 
-def _draw(agent: Agent, args: argparse.Namespace) -> None:
-    from graphflow.visualize import draw, draw_to
+def _watch(
+    agent: Agent, events: Iterator[ev.Event], args: argparse.Namespace, thread_id: str
+) -> int:
+    """Show a run's events; the exit code."""
+    from graphflow._cli_view import make_view
 
-    options: dict[str, Any] = {"xray": args.xray, "dataflow": args.dataflow}
-    if args.thread:
-        options.update(
-            thread_id=args.thread, checkpointer=args.draw_checkpointer or args.checkpointer
+    view = make_view(agent, json_lines=args.json, plain=args.plain)
+    last: ev.Event | None = None
+    try:
+        for event in _in_background(events):
+            view.show(event)
+            last = event
+    except KeyboardInterrupt:
+        view.close()
+        _say(f"stopped. Resume with: {_resume_command(args, thread_id)}")
+        return STOPPED
+    except BaseException:
+        view.close()
+        raise
+    view.close()
+    if isinstance(last, ev.Interrupted):
+        answers = [p.get("value") for p in last.pending]
+        _say(f"waiting for an answer: {json.dumps(answers, default=str, ensure_ascii=False)}")
+        _say(
+            f"answer with: graphflow approve {thread_id}  or  "
+            f"{_resume_command(args, thread_id)} --answer JSON"
         )
-    if args.output:
-        path = draw_to(agent, args.output, format=args.format, **options)
-        print(f"wrote {path}", file=sys.stderr)
-        return
-    content = draw(agent, args.format or "mermaid", **options)
-    if isinstance(content, bytes):
-        sys.stdout.buffer.write(content)
+        return INTERRUPTED
+    if isinstance(last, ev.RunFinished) and not args.json:
+        _print_outputs(last.state)
+    return DONE
+
+
+_END = object()
+
+
+def _in_background(events: Iterator[ev.Event]) -> Iterator[ev.Event]:
+    """`events`, produced by a daemon thread.
+
+    Ctrl-C then reaches this (main) thread at once: unwinding through LangGraph's executor
+    would first wait for the model or tool calls in flight. The run's checkpoints are written
+    step by step, so abandoning the thread loses nothing `resume` cannot redo.
+    """
+    import queue
+    import threading
+
+    box: queue.Queue[Any] = queue.Queue()
+
+    def produce() -> None:
+        try:
+            for event in events:
+                box.put(event)
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread
+            box.put(exc)
+        box.put(_END)
+
+    threading.Thread(target=produce, name="graphflow-run", daemon=True).start()
+    while True:
+        try:
+            item = box.get(timeout=0.2)
+        except queue.Empty:
+            continue
+        if item is _END:
+            return
+        if isinstance(item, BaseException):
+            raise item
+        yield item
+
+
+def _say(text: str) -> None:
+    print(f"graphflow: {text}", file=sys.stderr, flush=True)
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    agent = load_agent(args.target)
+    data = _parse_input(args.input)
+    thread_id = args.thread_id or f"run-{uuid.uuid4().hex[:8]}"
+    args.thread = thread_id
+    _say(f"thread {thread_id} (resume with: {_resume_command(args, thread_id)})")
+    config: Any = {"metadata": {TARGET_KEY: _absolute(args.target)}}
+    events = agent.stream(
+        data, thread_id=thread_id, checkpointer=args.checkpointer, config=config, events=True
+    )
+    return _watch(agent, events, args, thread_id)
+
+
+def _target_and_thread(args: argparse.Namespace) -> tuple[Agent, str]:
+    if args.thread_id is None:
+        thread_id = args.target
+        target = _stored_target(args.checkpointer, thread_id)
     else:
-        print(content, end="")
+        target, thread_id = args.target, args.thread_id
+        _check_store(args.checkpointer)
+    args.thread = thread_id
+    return load_agent(target), thread_id
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of the `graphflow` command."""
-    parser = argparse.ArgumentParser(prog="graphflow", description=__doc__.splitlines()[0])
-    parser.add_argument(
+def _resume(args: argparse.Namespace, agent: Agent, thread_id: str, answer: Any) -> int:
+    from langgraph.types import Command
+
+    data: Command | None = None if answer is None else Command(resume=answer)
+    events = agent.stream(data, thread_id=thread_id, checkpointer=args.checkpointer, events=True)
+    return _watch(agent, events, args, thread_id)
+
+
+def _cmd_resume(args: argparse.Namespace) -> int:
+    agent, thread_id = _target_and_thread(args)
+    answer = None
+    if args.answer is not None:
+        try:
+            answer = json.loads(args.answer)
+        except json.JSONDecodeError as exc:
+            raise CliError(f"--answer is not valid JSON: {exc}") from None
+    return _resume(args, agent, thread_id, answer)
+
+
+def _cmd_approve(args: argparse.Namespace) -> int:
+    agent, thread_id = _target_and_thread(args)
+    snapshot = agent.get_state(thread_id, checkpointer=args.checkpointer)
+    pending = list(snapshot.interrupts or ())
+    if not pending:
+        raise CliError(f"thread {thread_id!r} is not waiting for an approval")
+    answers: dict[str, Any] = {}
+    for intr in pending:
+        value = getattr(intr, "value", intr)
+        answers[intr.id] = _ask(value, args.decision)
+    answer = next(iter(answers.values())) if len(answers) == 1 else answers
+    return _resume(args, agent, thread_id, answer)
+
+
+def _ask(value: Any, decision: str | None) -> dict[str, Any]:
+    if isinstance(value, dict) and value.get("type") == "tool_approval":
+        shown = f"{value.get('agent')} wants to call {value.get('tool')}({json.dumps(value.get('args'), default=str)})"
+    else:
+        shown = json.dumps(value, default=str, ensure_ascii=False)
+    print(f"approval needed: {shown}", file=sys.stderr)
+    if decision is None:
+        print("approve, reject or edit? [a/r/e] ", end="", file=sys.stderr, flush=True)
+        reply = sys.stdin.readline().strip().lower()
+        decision = {"a": "approve", "r": "reject", "e": "edit", "": "approve"}.get(reply, reply)
+    if decision == "reject":
+        print("reason: ", end="", file=sys.stderr, flush=True)
+        return {"decision": "reject", "reason": sys.stdin.readline().strip() or "rejected"}
+    if decision == "edit":
+        print("new arguments (JSON): ", end="", file=sys.stderr, flush=True)
+        try:
+            edited = json.loads(sys.stdin.readline())
+        except json.JSONDecodeError as exc:
+            raise CliError(f"the edited arguments are not valid JSON: {exc}") from None
+        return {"decision": "edit", "args": edited}
+    if decision != "approve":
+        raise CliError(f"unknown decision {decision!r}; answer a (approve), r (reject) or e (edit)")
+    return {"decision": "approve"}
+
+
+# -- inspecting --------------------------------------------------------------------------------
+
+
+def _cmd_runs(args: argparse.Namespace) -> int:
+    from graphflow.checkpoint.runs import thread_ids
+
+    rows: list[tuple[str, ...]] = []
+    if args.target:
+        _check_store(args.checkpointer)
+        agent = load_agent(args.target)
+        infos = [(agent.name, i) for i in agent.runs(checkpointer=args.checkpointer)]
+    else:
+        saver = _saver(args.checkpointer)
+        agents: dict[str, Agent] = {}
+        infos = []
+        for tid in thread_ids(saver):
+            found = saver.get_tuple({"configurable": {"thread_id": tid, "checkpoint_ns": ""}})
+            target = (found.metadata or {}).get(TARGET_KEY) if found else None
+            if not target:
+                rows.append((tid, "?", "?", "", "", ""))
+                continue
+            try:
+                agent = agents[target] if target in agents else load_agent(target)
+            except (CliError, GraphflowError) as exc:
+                rows.append((tid, target, f"unloadable: {exc}", "", "", ""))
+                continue
+            agents[target] = agent
+            info = _info(agent, args, tid)
+            if info is not None:
+                infos.append((agent.name, info))
+    for name, info in infos:
+        rows.append(
+            (
+                info.thread_id,
+                name,
+                info.status,
+                info.agent or "",
+                str(info.step),
+                str(info.updated_at or "")[:19],
+            )
+        )
+    _table(("thread", "agent", "status", "last agent", "step", "updated"), rows)
+    return DONE
+
+
+def _info(agent: Agent, args: argparse.Namespace, thread_id: str) -> Any:
+    from graphflow.checkpoint.runs import run_info
+    from graphflow.runtime import graphs
+
+    graph = graphs.compiled(agent, args.checkpointer)
+    return run_info(graph, thread_id, agents=[a.name for a in agent.walk()])
+
+
+def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
+    if sys.stdout.isatty():
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(*header)
+        for row in rows:
+            table.add_row(*row)
+        Console().print(table)
+        return
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    for row in (header, *rows):
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+
+
+def _cmd_show(args: argparse.Namespace) -> int:
+    agent, thread_id = _target_and_thread(args)
+    snapshot = agent.get_state(thread_id, checkpointer=args.checkpointer)
+    info = _info(agent, args, thread_id)
+    values = dict(snapshot.values or {})
+    statuses = values.get("agent_status") or {}
+    print(
+        f"thread {thread_id}: {info.status} (agent {agent.name}, step {info.step}, updated {info.updated_at})"
+    )
+    print("agents:")
+    for sub in agent.walk():
+        status = statuses.get(sub.name, "not run")
+        key = getattr(sub, "merged_key", None) or sub.output_key
+        output = f"  {key} = {_clip(values.get(key))}" if key and key in values else ""
+        print(f"  {sub.name:<20} {status:<14}{output}")
+    if info.error:
+        print(f"error: {info.error}")
+    for intr in snapshot.interrupts or ():
+        print(
+            f"pending: {getattr(intr, 'id', '')} {json.dumps(getattr(intr, 'value', intr), default=str)}"
+        )
+    if info.status in ("failed", "running", "interrupted"):
+        print(f"resume with: {_resume_command(args, thread_id)}")
+    return DONE
+
+
+def _clip(value: Any, limit: int = 70) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, default=str, ensure_ascii=False)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _cmd_draw(args: argparse.Namespace) -> int:
+    agent = load_agent(args.target)
+    options: dict[str, Any] = {}
+    if args.xray:
+        options["xray"] = True
+    if args.dataflow:
+        options["dataflow"] = True
+    if args.thread:
+        options["thread_id"] = args.thread
+        options["checkpointer"] = args.checkpointer
+    if args.output:
+        # the format follows the file's suffix unless -f names one
+        written = agent.draw_to(args.output, format=args.format, **options)
+        _say(f"wrote {written}")
+        return DONE
+    content = agent.draw(args.format or "mermaid", **options)
+    if isinstance(content, bytes):  # svg / png
+        sys.stdout.buffer.write(content)
+        sys.stdout.buffer.flush()
+    else:
+        print(content)
+    return DONE
+
+
+def _cmd_schema(args: argparse.Namespace) -> int:
+    from graphflow.spec import spec_schema
+
+    print(json.dumps(spec_schema(), indent=2))
+    return DONE
+
+
+# -- the parser --------------------------------------------------------------------------------
+
+
+def _parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
         "--checkpointer",
-        default=os.environ.get("GRAPHFLOW_CHECKPOINTER", DEFAULT_CHECKPOINTER),
+        default=argparse.SUPPRESS,
         help="memory:, sqlite:///path.db (default sqlite:///runs.db) or postgresql://...",
     )
+    common.add_argument(
+        "--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks"
+    )
+    parser = argparse.ArgumentParser(
+        prog="graphflow", description=(__doc__ or "").splitlines()[0], parents=[common]
+    )
     sub = parser.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="run an agent on an input")
-    run.add_argument("agent")
+
+    def command(name: str, help: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=help, parents=[common])
+
+    def views(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--plain", action="store_true", help="one line per event (no live view)")
+        p.add_argument("--json", action="store_true", help="every event as a JSON line")
+
+    run = command("run", "run an agent on an input, showing it live")
+    run.add_argument("target")
     run.add_argument("input", help="the input text, or a JSON object of state keys")
     run.add_argument("--thread-id", default=None)
-    draw = sub.add_parser("draw", help="draw an agent tree (to stdout, or to a file with -o)")
-    draw.add_argument("agent")
+    views(run)
+    for name, help in (
+        ("resume", "continue a crashed, stopped or interrupted run"),
+        ("approve", "answer a run's pending approvals interactively, then continue it"),
+        ("show", "a run's agents, outputs, errors and pending interrupts"),
+    ):
+        p = command(name, help)
+        p.add_argument("target", help="THREAD, or TARGET THREAD")
+        p.add_argument("thread_id", nargs="?", default=None)
+        if name == "resume":
+            p.add_argument("--answer", default=None, help="JSON answer to the pending interrupt")
+        if name == "approve":
+            p.add_argument("--decision", choices=["approve", "reject"], default=None)
+        if name != "show":
+            views(p)
+    runs = command("runs", "list the runs in the store")
+    runs.add_argument("target", nargs="?", default=None)
+    draw = command("draw", "draw an agent tree")
+    draw.add_argument("target")
     draw.add_argument(
         "-f",
         "--format",
@@ -100,54 +503,72 @@ def main(argv: list[str] | None = None) -> int:
     draw.add_argument(
         "--thread", default=None, help="colour the drawing from this run's checkpoints"
     )
-    draw.add_argument(
-        "--checkpointer",
-        dest="draw_checkpointer",
-        default=None,
-        help="the run's checkpointer (same as the global --checkpointer)",
-    )
-    resume = sub.add_parser("resume", help="continue a crashed or interrupted run")
-    resume.add_argument("agent")
-    resume.add_argument("thread_id")
-    resume.add_argument("--value", default=None, help="JSON answer to a pending interrupt")
-    runs = sub.add_parser("runs", help="list runs stored by the checkpointer")
-    runs.add_argument("agent")
-    args = parser.parse_args(argv)
+    command("schema", "print the JSON Schema of spec files")
+    return parser
 
-    agent = load_agent(args.agent)
+
+_COMMANDS = {
+    "run": _cmd_run,
+    "resume": _cmd_resume,
+    "approve": _cmd_approve,
+    "runs": _cmd_runs,
+    "show": _cmd_show,
+    "draw": _cmd_draw,
+    "schema": _cmd_schema,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `graphflow` command; returns the exit code."""
+    args = _parser().parse_args(argv)
+    if not hasattr(args, "checkpointer"):
+        args.checkpointer = os.environ.get("GRAPHFLOW_CHECKPOINTER", DEFAULT_CHECKPOINTER)
+    debug = getattr(args, "debug", False)
+    args.debug = debug
+    args.thread = getattr(args, "thread", None)
     try:
-        if args.command == "draw":
-            _draw(agent, args)
-        elif args.command == "run":
-            text = args.input
-            data: Any = json.loads(text) if text.lstrip().startswith("{") else text
-            thread_id = args.thread_id or f"run-{uuid.uuid4().hex[:8]}"
-            print(f"thread: {thread_id}", file=sys.stderr)
-            agent.invoke(data, thread_id=thread_id, checkpointer=args.checkpointer)
-            _print_result(agent.get_state(thread_id, checkpointer=args.checkpointer).values)
-        elif args.command == "resume":
-            value = None if args.value is None else json.loads(args.value)
-            snapshot = agent.get_state(args.thread_id, checkpointer=args.checkpointer)
-            if value is None and not snapshot.next and not snapshot.tasks:
-                print(
-                    f"thread {args.thread_id}: the run has finished; nothing to resume",
-                    file=sys.stderr,
-                )
-                _print_result(snapshot.values)
-                return 0
-            state = agent.resume(args.thread_id, value, checkpointer=args.checkpointer)
-            _print_result(state)
-        elif args.command == "runs":
-            lister = getattr(agent, "runs", None)
-            if lister is None:
-                raise SystemExit("graphflow: this version cannot list runs")
-            for info in lister(checkpointer=args.checkpointer):
-                print(info)
-    except GraphflowError as exc:
-        print(f"graphflow: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 1
-    return 0
+        return _COMMANDS[args.command](args)
+    except KeyboardInterrupt:
+        _say("stopped")
+        return STOPPED
+    except CliError as exc:
+        _fail(exc, debug)
+        return exc.code
+    except (GraphflowConfigError, RunStateError) as exc:
+        _fail(exc, debug)
+        return USAGE
+    except Exception as exc:  # noqa: BLE001 - the CLI explains every error in a line or two
+        _fail(exc, debug)
+        thread = getattr(args, "thread", None)
+        if thread and args.command in ("run", "resume", "approve"):
+            _say(f"the run can continue: {_resume_command(args, thread)}")
+        return FAILED
+
+
+def _fail(exc: BaseException, debug: bool) -> None:
+    if debug:
+        traceback.print_exception(exc)
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    if isinstance(exc, CliError):
+        _say(text)
+        return
+    hint = "" if debug else " (--debug shows the traceback)"
+    _say(f"{type(exc).__name__}: {text}{hint}")
+
+
+def console() -> None:
+    """The `graphflow` console script: `main()`, and after Ctrl-C an exit that does not wait.
+
+    A model or tool call still running in a worker thread would keep the process alive until
+    it returns; the run's checkpoints are already written, so the process leaves at once.
+    """
+    code = main()
+    if code == STOPPED:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    raise SystemExit(code)
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    console()

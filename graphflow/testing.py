@@ -247,6 +247,7 @@ def _chunks(message: AIMessage) -> Iterator[ChatGenerationChunk]:
             if last
             else [],
             chunk_position="last" if last else None,
+            usage_metadata=message.usage_metadata if last else None,
         )
         yield ChatGenerationChunk(message=chunk)
 

@@ -37,6 +37,8 @@ class AgentRuntime(Protocol):
     def draw(self, agent: Any, *args: Any, **kwargs: Any) -> Any: ...  # noqa: D102
     def draw_to(self, agent: Any, *args: Any, **kwargs: Any) -> Any: ...  # noqa: D102
     def as_tool(self, agent: Any, *args: Any, **kwargs: Any) -> Any: ...  # noqa: D102
+    def to_spec(self, agent: Any, *args: Any, **kwargs: Any) -> Any: ...  # noqa: D102
+    def from_spec(self, kind: Any, *args: Any, **kwargs: Any) -> Any: ...  # noqa: D102
 
 
 _installed: AgentRuntime | None = None

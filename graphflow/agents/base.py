@@ -312,8 +312,17 @@ class Agent(BaseModel):
         stream_mode: Any = "updates",
         subgraphs: bool = True,
         durability: Durability = "sync",
+        events: Any = None,
     ) -> Iterator[Any]:
-        """Stream LangGraph events (`(namespace, chunk)` pairs with `subgraphs=True`)."""
+        """Stream the run: typed events with `events=`, else LangGraph's raw stream.
+
+        `events=True` yields every `graphflow.events` event (agent path, branch, iteration,
+        tokens from every depth, usage); pass an event class, a tuple of them,
+        `graphflow.events.where(types, path=...)` or a predicate to filter. Without `events`,
+        LangGraph's own output for `stream_mode` (`(namespace, chunk)` pairs with
+        `subgraphs=True`) is passed through. Input None (or a `Command(resume=...)`) continues
+        the thread's stored run.
+        """
         return runtime().stream(  # type: ignore[no-any-return]
             self,
             input,
@@ -323,6 +332,7 @@ class Agent(BaseModel):
             stream_mode=stream_mode,
             subgraphs=subgraphs,
             durability=durability,
+            events=events,
         )
 
     def astream(
@@ -335,6 +345,7 @@ class Agent(BaseModel):
         stream_mode: Any = "updates",
         subgraphs: bool = True,
         durability: Durability = "sync",
+        events: Any = None,
     ) -> AsyncIterator[Any]:
         """Async `stream`."""
         return runtime().astream(  # type: ignore[no-any-return]
@@ -346,6 +357,7 @@ class Agent(BaseModel):
             stream_mode=stream_mode,
             subgraphs=subgraphs,
             durability=durability,
+            events=events,
         )
 
     def resume(
@@ -415,3 +427,14 @@ class Agent(BaseModel):
         and none of its messages reach the caller's conversation.
         """
         return runtime().as_tool(self, name, description)  # type: ignore[no-any-return]
+
+    # -- specs (delegated to graphflow.spec) -------------------------------------------------------
+
+    def to_spec(self) -> dict[str, Any]:
+        """This agent tree as a spec mapping (YAML/JSON-ready; see `graphflow.spec`)."""
+        return runtime().to_spec(self)  # type: ignore[no-any-return]
+
+    @classmethod
+    def from_spec(cls, data: Mapping[str, Any]) -> Agent:
+        """The agent tree a spec mapping describes; `kind` may be left out on a subclass."""
+        return runtime().from_spec(cls, data)  # type: ignore[no-any-return]

@@ -18,6 +18,7 @@ from graphflow.checkpoint.leases import ahold, hold, lease_store
 from graphflow.checkpoint.runs import list_runs, run_history
 from graphflow.exceptions import InputError, RunNotFoundError, RunStateError
 from graphflow.runtime import graphs
+from graphflow.runtime._events import astream_events, stream_events
 from graphflow.runtime.as_tool import agent_as_tool
 from graphflow.runtime.errors import translating
 from graphflow.runtime.inputs import check_thread_id, normalize_input
@@ -200,23 +201,28 @@ class Runtime:
         stream_mode: Any = "updates",
         subgraphs: bool = True,
         durability: Any = "sync",
+        events: Any = None,
     ) -> Iterator[Any]:
-        """LangGraph's stream of the run (checked before the first event)."""
+        """LangGraph's stream of the run, or typed events with `events=` (checked first)."""
         graph, spec = self._graph(agent, checkpointer)
         cfg = _config(agent, _thread(thread_id, config), config)
         data = self._input(graph, input, cfg, spec)
+        if events is not None and (data is None or isinstance(data, Command)):
+            snapshot = graph.get_state(cfg, subgraphs=True)
+            value = getattr(data, "resume", None)
+            self._check_resume(agent, snapshot, _thread_of(cfg), value, spec)
 
-        def events() -> Iterator[Any]:
+        def chunks() -> Iterator[Any]:
             with _guard(graph, spec, cfg), _lease(graph, spec, cfg):
+                dur = _durability(graph, durability)
+                if events is not None:
+                    yield from stream_events(agent, graph, data, cfg, durability=dur, events=events)
+                    return
                 yield from graph.stream(
-                    data,
-                    cfg,
-                    stream_mode=stream_mode,
-                    subgraphs=subgraphs,
-                    durability=_durability(graph, durability),
+                    data, cfg, stream_mode=stream_mode, subgraphs=subgraphs, durability=dur
                 )
 
-        return events()
+        return chunks()
 
     def astream(
         self,
@@ -229,26 +235,34 @@ class Runtime:
         stream_mode: Any = "updates",
         subgraphs: bool = True,
         durability: Any = "sync",
+        events: Any = None,
     ) -> AsyncIterator[Any]:
         """Async `stream`."""
         spec = graphs.checkpointer_spec(agent, checkpointer)
         graphs.remember(agent, checkpointer)
         cfg = _config(agent, _thread(thread_id, config), config)
 
-        async def events() -> AsyncIterator[Any]:
+        async def chunks() -> AsyncIterator[Any]:
             async with graphs.async_graph(agent, spec) as graph, _alease(graph, spec, cfg):
                 with _guard(graph, spec, cfg):
                     data = await self._ainput(graph, input, cfg, spec)
+                    dur = _durability(graph, durability)
+                    if events is not None:
+                        if data is None or isinstance(data, Command):
+                            snapshot = await graph.aget_state(cfg, subgraphs=True)
+                            value = getattr(data, "resume", None)
+                            self._check_resume(agent, snapshot, _thread_of(cfg), value, spec)
+                        async for item in astream_events(
+                            agent, graph, data, cfg, durability=dur, events=events
+                        ):
+                            yield item
+                        return
                     async for event in graph.astream(
-                        data,
-                        cfg,
-                        stream_mode=stream_mode,
-                        subgraphs=subgraphs,
-                        durability=_durability(graph, durability),
+                        data, cfg, stream_mode=stream_mode, subgraphs=subgraphs, durability=dur
                     ):
                         yield event
 
-        return events()
+        return chunks()
 
     # -- resuming ---------------------------------------------------------------------------------
 
@@ -372,3 +386,17 @@ class Runtime:
     def as_tool(self, agent: Agent, name: str | None, description: str | None) -> Any:
         """`agent` as a tool of another agent."""
         return agent_as_tool(agent, name=name, description=description)
+
+    # -- specs ------------------------------------------------------------------------------------
+
+    def to_spec(self, agent: Agent) -> Any:
+        """The agent tree as a spec mapping (see `graphflow.spec`)."""
+        from graphflow.spec import agent_to_spec
+
+        return agent_to_spec(agent)
+
+    def from_spec(self, kind: Any, data: Any) -> Any:
+        """The agent tree a spec mapping describes (see `graphflow.spec`)."""
+        from graphflow.spec import agent_from_spec
+
+        return agent_from_spec(data, kind=kind)

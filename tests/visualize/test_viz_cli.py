@@ -46,5 +46,5 @@ def test_draw_a_run(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     assert "refine · loop" in text and "✔ done (until) · passes 2" in text
     assert main(["draw", TARGET, "-f", "json", "--thread", "r1", "--checkpointer", db]) == 0
     assert '"status": "done"' in capsys.readouterr().out
-    assert main(["--checkpointer", db, "draw", TARGET, "--thread", "missing"]) == 1
+    assert main(["--checkpointer", db, "draw", TARGET, "--thread", "missing"]) == 2
     assert "RunNotFoundError" in capsys.readouterr().err

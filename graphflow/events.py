@@ -1,0 +1,369 @@
+"""Typed run events: what `agent.stream(input, events=True)` yields, from every nesting level.
+
+Each event is a frozen dataclass that says *which agent* it is about — `agent_path` from the root
+(`("competitive_analysis", "refine", "writer")`), the parallel or multi-route `branch` it runs in,
+the loop pass `iteration` — plus the `thread_id`, a `timestamp` (seconds since the epoch) and a
+`seq` number that increases by one per event of a thread (a resumed stream in the same process
+continues the numbering). Events are translated from LangGraph's own stream (`tasks`,
+`messages` and `custom` modes with `subgraphs=True`); there is no second event bus.
+
+A stream says, in order: `RunStarted`, then per agent `AgentStarted` → (`ModelStarted` →
+`ModelToken`* → `ModelFinished` | `ToolCallStarted` → `ToolCallFinished` | `HookFired` |
+`CustomEvent` | nested agents)* → `AgentFinished` or `AgentFailed`; it ends with exactly one of
+`RunFinished` (the run is done), `Interrupted` (it waits for an answer: `agent.resume(thread_id,
+value)`), or `AgentFailed` for the root agent, after which the error is raised.
+
+JSON form (stable; `event.to_json()` / `event_from_json(data)` round-trip it)::
+
+    {"type": "ModelToken", "seq": 17, "timestamp": 1767225600.25, "thread_id": "run-1",
+     "agent_path": ["competitive_analysis", "refine", "writer"], "branch": null,
+     "iteration": 1, "text": "Verdict"}
+
+Every field of the class appears under its own name; tuples are lists; a LangChain message is
+`{"$message": <langchain message dict>}`; a `Usage` is `{"$usage": {"input_tokens": ..,
+"output_tokens": .., "estimated": ..}}`; a pydantic object is its JSON dump; any other value that
+JSON cannot hold is its `repr` string (such a value does not round-trip).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+__all__ = (
+    "AgentFailed",
+    "AgentFinished",
+    "AgentStarted",
+    "CustomEvent",
+    "Event",
+    "EventFilter",
+    "HookFired",
+    "Interrupted",
+    "ModelFinished",
+    "ModelStarted",
+    "ModelToken",
+    "RunFinished",
+    "RunStarted",
+    "ToolCallFinished",
+    "ToolCallStarted",
+    "Usage",
+    "event_from_json",
+    "event_types",
+    "where",
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Usage:
+    """Token usage of one model call, an agent (its calls and its sub-agents') or a run."""
+
+    input_tokens: int = 0
+    """Tokens sent to the model."""
+    output_tokens: int = 0
+    """Tokens the model produced."""
+    estimated: bool = False
+    """True when some count came from tiktoken because the model reported no `usage_metadata`."""
+
+    @property
+    def total_tokens(self) -> int:
+        """Input plus output tokens."""
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            estimated=self.estimated or other.estimated,
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Event:
+    """What every event carries."""
+
+    type: ClassVar[str] = "Event"
+    seq: int
+    """Position in the thread's event sequence (starts at 0, increases by one per event)."""
+    timestamp: float
+    """When the event was made, in seconds since the epoch."""
+    thread_id: str
+    """The run's thread (resume it with `agent.resume(thread_id)`)."""
+    agent_path: tuple[str, ...]
+    """Agent names from the root to the agent the event is about."""
+    branch: str | None = None
+    """The parallel (or multi-route) branch it runs in: that branch's agent name."""
+    iteration: int | None = None
+    """The 0-based pass of the innermost enclosing `LoopAgent`, None outside loops."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.type = cls.__name__
+        _TYPES[cls.__name__] = cls
+
+    @property
+    def agent(self) -> str:
+        """The name of the agent the event is about (the last element of `agent_path`)."""
+        return self.agent_path[-1] if self.agent_path else ""
+
+    def to_json(self) -> dict[str, Any]:
+        """The stable JSON form (see the module docstring)."""
+        data: dict[str, Any] = {"type": self.type}
+        for f in dataclasses.fields(self):
+            data[f.name] = _encode(getattr(self, f.name))
+        return data
+
+    def to_json_line(self) -> str:
+        """`to_json()` as one line of JSON."""
+        return json.dumps(self.to_json(), ensure_ascii=False)
+
+
+_TYPES: dict[str, type[Event]] = {}
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunStarted(Event):
+    """A stream of the run started (a new run, or a resumed one)."""
+
+    input: Any = None
+    """What the run was started with (None when it continues)."""
+    resumed: bool = False
+    """Whether the stream continues a stored run."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentStarted(Event):
+    """An agent started (again, when a run is resumed inside it)."""
+
+    kind: str = ""
+    """The agent's class name (`ReactAgent`, `LoopAgent`, ...)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentFinished(Event):
+    """An agent finished: what it wrote, why it stopped, what it used."""
+
+    output_key: str | None = None
+    """The key its result went to (a parallel agent's merge key)."""
+    value: Any = None
+    """The value written to `output_key` (None without one)."""
+    reason: str = "completed"
+    """Its `agent_status`: completed, until, exit_loop, max_iterations, skipped, empty, ..."""
+    usage: Usage = field(default_factory=Usage)
+    """Tokens of its model calls, its sub-agents' included."""
+    duration_s: float = 0.0
+    """Wall time from its start to its finish in this stream."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentFailed(Event):
+    """An agent failed; the run keeps its checkpoints and can be resumed."""
+
+    error: str = ""
+    """The error's message."""
+    error_type: str = ""
+    """The error's class name."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelStarted(Event):
+    """A model call of a ReAct agent started."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelToken(Event):
+    """A piece of streamed model output."""
+
+    text: str = ""
+    """The text of the chunk."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelFinished(Event):
+    """A model call finished."""
+
+    message: Any = None
+    """The `AIMessage` it produced (None when a hook short-circuited the call)."""
+    usage: Usage = field(default_factory=Usage)
+    """Its token usage (`usage_metadata`, else counted with tiktoken)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCallStarted(Event):
+    """A tool call started."""
+
+    name: str = ""
+    """The tool's name."""
+    args: Mapping[str, Any] = field(default_factory=dict)
+    """The arguments the model gave."""
+    call_id: str = ""
+    """The tool call's id."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCallFinished(Event):
+    """A tool call finished, with a result or an error."""
+
+    name: str = ""
+    """The tool's name."""
+    call_id: str = ""
+    """The tool call's id."""
+    result: Any = None
+    """The tool result's content (None when it failed)."""
+    error: str | None = None
+    """Why it failed (the error result the model was given, or the exception)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class HookFired(Event):
+    """An agent hook (`before_agent` / `after_agent` node) ran."""
+
+    hook: str = ""
+    """The hook's name."""
+    phase: str = ""
+    """`before_agent` or `after_agent`."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Interrupted(Event):
+    """The run paused for an answer (a `HumanApproval`, a hook's `interrupt`)."""
+
+    pending: tuple[Mapping[str, Any], ...] = ()
+    """The pending interrupts: `{"id": ..., "value": ...}` each."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class CustomEvent(Event):
+    """Data a node wrote with LangGraph's `get_stream_writer()`."""
+
+    data: Any = None
+    """What was written."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunFinished(Event):
+    """The run finished."""
+
+    state: Mapping[str, Any] = field(default_factory=dict)
+    """The final state (private channels left out)."""
+    usage: Usage = field(default_factory=Usage)
+    """Tokens of every model call in this stream."""
+    usage_by_agent: Mapping[str, Usage] = field(default_factory=dict)
+    """`"root/child/..."` agent path -> its usage (sub-agents included)."""
+    durations: Mapping[str, float] = field(default_factory=dict)
+    """`"root/child/..."` agent path -> wall seconds of its last run in this stream."""
+
+
+def event_types() -> dict[str, type[Event]]:
+    """Event class name -> class, for every event type."""
+    return dict(_TYPES)
+
+
+def event_from_json(data: Mapping[str, Any] | str) -> Event:
+    """The event whose `to_json()` (or `to_json_line()`) is `data`."""
+    raw = json.loads(data) if isinstance(data, str) else dict(data)
+    cls = _TYPES.get(str(raw.get("type")))
+    if cls is None:
+        from graphflow.exceptions import InputError
+
+        raise InputError(
+            f"unknown event type {raw.get('type')!r}; known: {', '.join(sorted(_TYPES))}"
+        )
+    kwargs: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        if f.name in raw:
+            value = _decode(raw[f.name])
+            if str(f.type).startswith("tuple") and isinstance(value, list):
+                value = tuple(value)
+            kwargs[f.name] = value
+    return cls(**kwargs)
+
+
+@dataclass(frozen=True, kw_only=True)
+class EventFilter:
+    """Which events a stream yields: by type and by agent path prefix."""
+
+    types: tuple[type[Event], ...] = ()
+    """Yield only these event types (all when empty)."""
+    path: tuple[str, ...] = ()
+    """Yield only events about this agent and its descendants (`("root", "refine")`)."""
+
+    def __call__(self, event: Event) -> bool:
+        """Whether the stream yields `event`."""
+        if self.types and not isinstance(event, self.types):
+            return False
+        return event.agent_path[: len(self.path)] == self.path
+
+
+def where(
+    types: type[Event] | Iterable[type[Event]] = (), path: str | Sequence[str] = ()
+) -> EventFilter:
+    """An `events=` filter: `where(ModelToken, path="root/refine")`."""
+    wanted = (types,) if isinstance(types, type) else tuple(types)
+    parts = tuple(p for p in path.split("/") if p) if isinstance(path, str) else tuple(path)
+    return EventFilter(types=wanted, path=parts)
+
+
+def as_predicate(events: Any) -> Callable[[Event], bool]:
+    """The predicate for an `events=` argument: True, a type, types, or a callable."""
+    if events is True:
+        return lambda event: True
+    if isinstance(events, type) and issubclass(events, Event):
+        return lambda event: isinstance(event, events)
+    if callable(events):
+        return events  # type: ignore[no-any-return]
+    if isinstance(events, Iterable) and not isinstance(events, str | bytes):
+        wanted = tuple(events)
+        if wanted and all(isinstance(t, type) and issubclass(t, Event) for t in wanted):
+            return lambda event: isinstance(event, wanted)
+    from graphflow.exceptions import InputError
+
+    raise InputError(
+        f"events={events!r}: pass True, an event class, a tuple of event classes, "
+        "graphflow.events.where(types, path=...) or a predicate on events"
+    )
+
+
+# -- JSON encoding ---------------------------------------------------------------------------
+
+
+def _encode(value: Any) -> Any:
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    if isinstance(value, Usage):
+        return {
+            "$usage": {
+                "input_tokens": value.input_tokens,
+                "output_tokens": value.output_tokens,
+                "estimated": value.estimated,
+            }
+        }
+    from langchain_core.messages import BaseMessage, message_to_dict
+
+    if isinstance(value, BaseMessage):
+        return {"$message": message_to_dict(value)}
+    if isinstance(value, Mapping):
+        return {str(k): _encode(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [_encode(v) for v in value]
+    from pydantic import BaseModel
+
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    return repr(value)
+
+
+def _decode(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_decode(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if len(value) == 1 and "$usage" in value:
+        return Usage(**value["$usage"])
+    if len(value) == 1 and "$message" in value:
+        from langchain_core.messages import messages_from_dict
+
+        return messages_from_dict([value["$message"]])[0]
+    return {k: _decode(v) for k, v in value.items()}

@@ -1,0 +1,86 @@
+"""The live view under a pseudo-terminal, and Ctrl-C: a clean stop that says how to resume."""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def _spawn(app_dir: Path, env_for, *args: str, **env: str) -> tuple[subprocess.Popen, int]:
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "graphflow.cli", *args],
+        cwd=app_dir,
+        env=env_for(app_dir, COLUMNS="120", LINES="40", TERM="xterm", **env),
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        close_fds=True,
+    )
+    os.close(follower)
+    return proc, leader
+
+
+def _read(leader: int, until: float, *, stop: str | None = None) -> str:
+    out = b""
+    while time.monotonic() < until:
+        ready, _, _ = select.select([leader], [], [], 0.1)
+        if ready:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+            if stop and stop in out.decode("utf-8", "replace"):
+                break
+    return out.decode("utf-8", "replace")
+
+
+def test_live_view_shows_agents_and_statuses(app_dir: Path, run_cli, env_for) -> None:
+    proc, leader = _spawn(app_dir, env_for, "run", "cli_app.py:story", "tell", "--thread-id", "l1")
+    try:
+        screen = _read(leader, time.monotonic() + 60, stop='"final_text"')
+        assert proc.wait(timeout=60) == 0
+        screen += _read(leader, time.monotonic() + 1)
+    finally:
+        os.close(leader)
+    assert "thread l1" in screen
+    for name in ("story", "writer", "polish"):
+        assert name in screen
+    assert "running" in screen and "waiting" in screen  # polish waits while writer runs
+    assert "done" in screen and "completed" in screen
+    assert "a short streamed answer" in screen  # the running agent's answer, streamed
+    assert "\x1b[" in screen  # drawn with terminal control codes, not plain lines
+
+
+def test_ctrl_c_stops_cleanly_and_the_run_resumes(app_dir: Path, run_cli, env_for) -> None:
+    proc, leader = _spawn(
+        app_dir, env_for, "run", "cli_app.py:app", "calm", "--thread-id", "c1", GF_TEST_SLOW="1"
+    )
+    try:
+        for _ in range(600):
+            if (app_dir / "slow_started").exists():
+                break
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        screen = _read(leader, time.monotonic() + 30, stop="stopped. Resume")
+        screen += _read(leader, time.monotonic() + 2)
+        code = proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(leader)
+    assert code == 130
+    assert "stopped. Resume with: graphflow resume c1" in screen
+    assert "Traceback" not in screen
+    resumed = run_cli(app_dir, "resume", "c1", "--plain")
+    assert resumed.returncode == 0, resumed.stderr
+    assert '"final": "CALM!"' in resumed.stdout

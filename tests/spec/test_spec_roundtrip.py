@@ -1,0 +1,206 @@
+"""Declarative specs: YAML/JSON ⇄ agent tree, field-path errors with lines, the JSON Schema."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+
+from graphflow import Agent, FunctionAgent, LoopAgent, ReactAgent, SequentialAgent
+from graphflow.spec import SpecError, agent_to_spec, dump_spec, load_spec, spec_schema
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+TEAM = EXAMPLES / "competitive_analysis.yaml"
+
+
+@pytest.fixture(autouse=True)
+def _examples_importable(monkeypatch):
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+
+
+def test_competitive_analysis_round_trips_and_draws_the_same() -> None:
+    import competitive_analysis as ca
+
+    data = yaml.safe_load(TEAM.read_text())
+    agent = load_spec(TEAM)
+    assert agent.to_spec() == data  # spec → agent → spec
+    assert agent_to_spec(ca.pipeline) == data  # the Python-built team writes the same spec
+    assert agent.draw("mermaid") == ca.pipeline.draw("mermaid")
+    assert Agent.from_spec(data).to_spec() == data
+    result = agent.invoke("Pura X", checkpointer="memory:")
+    assert "Competitors" in result["draft_article"] and result["review_feedback"] == "APPROVE"
+
+
+def test_json_spec_and_dump(tmp_path) -> None:
+    agent = load_spec(TEAM)
+    path = tmp_path / "team.json"
+    path.write_text(dump_spec(agent, "json"))
+    again = load_spec(path)
+    assert again.to_spec() == agent.to_spec()
+    assert yaml.safe_load(dump_spec(agent, "yaml")) == agent.to_spec()
+
+
+def test_kind_from_class_and_hooks_by_path() -> None:
+    spec = {
+        "name": "solo",
+        "model": {"ref": "competitive_analysis:writer_model"},
+        "instruction": "Write about {input}.",
+        "hooks": [
+            "graphflow:LoggingHook",
+            {"call": "graphflow:ModelCallLimit", "kwargs": {"run_limit": 2}},
+        ],
+    }
+    agent = ReactAgent.from_spec(spec)
+    assert type(agent).__name__ == "ReactAgent"
+    assert [type(h).__name__ for h in agent.hooks] == ["LoggingHook", "ModelCallLimit"]
+    assert agent.hooks[1].run_limit == 2
+    assert agent.to_spec() == {"kind": "ReactAgent", **spec}
+
+
+def _write(tmp_path, text: str) -> Path:
+    path = tmp_path / "team.yaml"
+    path.write_text(textwrap.dedent(text).lstrip())
+    return path
+
+
+BASE = """
+kind: SequentialAgent
+name: team
+sub_agents:
+  - kind: ReactAgent
+    name: researcher
+    model: {ref: "competitive_analysis:research_model"}
+    instruction: Research {input}.
+    output_key: research_data
+  - kind: LoopAgent
+    name: refine
+    sub_agents:
+      - kind: ReactAgent
+        name: writer
+        model: {ref: "competitive_analysis:writer_model"}
+        instruction: Write from {research_data}.
+        output_key: draft_article
+"""
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "path", "line", "says"),
+    [
+        (
+            "Write from {research_data}.",
+            "Write from {draft}.",
+            "sub_agents[1].sub_agents[0].instruction",
+            15,
+            "{draft}",
+        ),
+        (
+            "    name: refine\n",
+            "    name: refine\n    max_iterations: 0\n",
+            "sub_agents[1].max_iterations",
+            11,
+            "greater than 0",
+        ),
+        (
+            "kind: LoopAgent",
+            "kind: LoopThing",
+            "sub_agents[1].kind",
+            9,
+            "unknown agent kind 'LoopThing'",
+        ),
+        (
+            "output_key: draft_article",
+            "output_kee: draft_article",
+            "sub_agents[1].sub_agents[0].output_kee",
+            16,
+            "no field 'output_kee'",
+        ),
+        (
+            '{ref: "competitive_analysis:writer_model"}',
+            '{ref: "competitive_analysis:nobody"}',
+            "sub_agents[1].sub_agents[0].model.ref",
+            14,
+            "no attribute 'nobody'",
+        ),
+        (
+            '{ref: "competitive_analysis:research_model"}',
+            '{ref: "no_such_module_xyz:m"}',
+            "sub_agents[0].model.ref",
+            6,
+            "cannot import 'no_such_module_xyz'",
+        ),
+        (
+            "    name: researcher\n",
+            "    name: researcher\n    tools: [not-a-path]\n",
+            "sub_agents[0].tools[0]",
+            6,
+            "not an import path",
+        ),
+        (
+            "output_key: research_data",
+            "output_key: 'bad key'",
+            "sub_agents[0].output_key",
+            8,
+            "not an identifier",
+        ),
+    ],
+)
+def test_errors_name_the_field_path_and_line(tmp_path, old, new, path, line, says) -> None:
+    assert old in BASE
+    spec = _write(tmp_path, BASE.replace(old, new, 1))
+    with pytest.raises(SpecError) as info:
+        load_spec(spec)
+    err = info.value
+    assert err.path == path, str(err)
+    assert err.line == line, str(err)
+    assert says in str(err) and str(err).startswith(f"{spec}:{line}: {path}: ")
+
+
+def test_file_level_errors(tmp_path) -> None:
+    with pytest.raises(SpecError, match="no spec file"):
+        load_spec(tmp_path / "missing.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("kind: ReactAgent\nname: [unclosed\n")
+    with pytest.raises(SpecError, match=r"bad.yaml:\d+: not valid YAML"):
+        load_spec(bad)
+    nokind = _write(tmp_path, "name: x\n")
+    with pytest.raises(SpecError, match="kind: missing"):
+        load_spec(nokind)
+
+
+def test_to_spec_names_what_it_cannot_write() -> None:
+    step = FunctionAgent(name="step", fn=lambda s: 1, output_key="one")
+    with pytest.raises(SpecError, match=r"^sub_agents\[0\]\.fn: cannot write function"):
+        SequentialAgent(name="app", sub_agents=[step]).to_spec()
+
+
+def test_schema_validates_the_example_specs_and_rejects_typos(tmp_path) -> None:
+    schema = spec_schema()
+    jsonschema.Draft202012Validator.check_schema(schema)
+    data = yaml.safe_load(TEAM.read_text())
+    jsonschema.validate(data, schema)
+    jsonschema.validate(json.loads(dump_spec(load_spec(TEAM), "json")), schema)
+    typo = json.loads(json.dumps(data))
+    typo["sub_agents"][0]["instructions"] = "x"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(typo, schema)
+    no_name = {"kind": "LoopAgent", "sub_agents": []}
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(no_name, schema)
+    # every agent kind and every field of it is in the schema
+    for kind in (
+        "ReactAgent",
+        "SequentialAgent",
+        "ParallelAgent",
+        "LoopAgent",
+        "LlmRoutingAgent",
+        "FunctionAgent",
+    ):
+        props = schema["$defs"][kind]["properties"]
+        assert "name" in props and "checkpointer" not in props
+    assert set(schema["$defs"]["LoopAgent"]["properties"]) >= set(LoopAgent.model_fields) - {
+        "checkpointer"
+    }
