@@ -12,6 +12,13 @@ Hierarchy::
         ├── RoutingError                a router could not choose a valid route
         ├── ParallelBranchError         one or more parallel branches failed
         ├── ToolError                   a tool failed in a way the run cannot recover from
+        ├── ModelCallError              a model call failed (endpoint, transport, provider)
+        │   ├── ModelConnectionError    the endpoint could not be reached, or dropped the connection
+        │   ├── ModelTimeoutError       no reply within the timeout
+        │   ├── ModelAuthError          401/403: the key is missing, wrong or lacks permission
+        │   ├── ModelRateLimitError     429, still after the retries
+        │   ├── ModelServerError        5xx, still after the retries
+        │   └── ModelRequestError       another 4xx: unknown model, a parameter the server rejects
         └── CallLimitExceeded           a ModelCallLimit / ToolCallLimit hook (exit="error") tripped
             ├── ModelCallLimitExceeded
             └── ToolCallLimitExceeded
@@ -31,7 +38,14 @@ __all__ = (
     "GraphflowConfigError",
     "GraphflowError",
     "InstructionTemplateError",
+    "ModelAuthError",
+    "ModelCallError",
     "ModelCallLimitExceeded",
+    "ModelConnectionError",
+    "ModelRateLimitError",
+    "ModelRequestError",
+    "ModelServerError",
+    "ModelTimeoutError",
     "OutputValidationError",
     "ParallelBranchError",
     "RoutingError",
@@ -99,6 +113,70 @@ class ParallelBranchError(AgentRunError):
 
 class ToolError(AgentRunError):
     """A tool failed in a way the agent cannot recover from."""
+
+
+class ModelCallError(AgentRunError):
+    """A model call failed: the endpoint, the transport or the provider said no.
+
+    Raised after the client's own retries (429, 5xx, timeouts and dropped connections are retried
+    with backoff first). The message names the agent path, the model, the endpoint, the fix and
+    the resume command; the run's checkpoints are kept, so `resume` re-runs only the failed call.
+
+    Attributes:
+        agent_path: `/`-joined names from the root's child down to the failing agent.
+        model: the model name sent to the endpoint.
+        base_url: the endpoint (`OPENAI_BASE_URL` for OpenAI-compatible servers), if known.
+        status_code: the HTTP status, when the server answered.
+        thread_id: the run's thread, to resume it.
+        retryable: whether the same call may succeed later (rate limit, server error, timeout).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        agent: str | None = None,
+        agent_path: str | None = None,
+        model: str | None = None,
+        base_url: str | None = None,
+        status_code: int | None = None,
+        thread_id: str | None = None,
+        retryable: bool = False,
+    ) -> None:
+        super().__init__(message, agent=agent)
+        self.agent_path = agent_path
+        self.model = model
+        self.base_url = base_url
+        self.status_code = status_code
+        self.thread_id = thread_id
+        self.retryable = retryable
+
+
+class ModelConnectionError(ModelCallError, ConnectionError):
+    """The model endpoint could not be reached, or it closed the connection without a reply.
+
+    Also a builtin `ConnectionError`, so existing `except ConnectionError` code keeps working.
+    """
+
+
+class ModelTimeoutError(ModelCallError, TimeoutError):
+    """The model endpoint did not answer within the timeout (also a builtin `TimeoutError`)."""
+
+
+class ModelAuthError(ModelCallError):
+    """The endpoint refused the credentials (HTTP 401) or the permission (HTTP 403)."""
+
+
+class ModelRateLimitError(ModelCallError):
+    """The endpoint kept answering HTTP 429 (rate limit or quota) after the retries."""
+
+
+class ModelServerError(ModelCallError):
+    """The endpoint kept failing with HTTP 5xx after the retries."""
+
+
+class ModelRequestError(ModelCallError):
+    """The endpoint rejected the request (another 4xx): an unknown model, an unsupported field."""
 
 
 class CallLimitExceeded(AgentRunError):

@@ -8,7 +8,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.errors import GraphRecursionError
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from graphflow import GraphflowConfigError, OutputValidationError, ReactAgent, is_instruction
 from graphflow.testing import ScriptedChatModel, tool_call, tool_calls
@@ -147,7 +147,7 @@ def test_openai_string_without_key_fails_at_build(monkeypatch):
 
 @pytest.mark.parametrize("model", ["anthropic:claude-3", "gpt-4o-mini"])
 def test_unknown_provider_string_fails_at_construction(model):
-    with pytest.raises(ValidationError, match="model"):
+    with pytest.raises(GraphflowConfigError, match="model"):
         ReactAgent(name="writer", model=model)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import Any
 
@@ -11,7 +10,8 @@ from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from graphflow.agents.base import Agent
-from graphflow.exceptions import GraphflowConfigError
+from graphflow.models.resolve import check_model, resolve_model
+from graphflow.models.structured import StructuredOutput
 
 __all__ = ("ReactAgent", "resolve_model")
 
@@ -27,7 +27,8 @@ class ReactAgent(Agent):
     """
 
     model: BaseChatModel | str
-    """A LangChain chat model, or `"openai:<model>"` (uses `OPENAI_API_KEY`, `OPENAI_BASE_URL`)."""
+    """A LangChain chat model, or `"openai:<model>"` / `"<provider>:<model>"` (configured by
+    `model_settings` and `OPENAI_BASE_URL`, `OPENAI_API_KEY`...; see `graphflow.models`)."""
     tools: list[BaseTool | Callable[..., Any]] = Field(default_factory=list)
     """Tools the model may call; plain functions are wrapped with their signature and docstring."""
     system_prompt: str | None = None
@@ -37,21 +38,22 @@ class ReactAgent(Agent):
     output_schema: type[BaseModel] | None = None
     """Validate the final answer (JSON) into this model and write the object to `output_key`."""
     model_settings: dict[str, Any] = Field(default_factory=dict)
-    """Extra keyword arguments bound to the model on every call (temperature, ...)."""
+    """Extra keyword arguments bound to the model on every call (temperature, max_tokens, ...);
+    for a model string also its client options (base_url, api_key, timeout, max_retries...)."""
+    structured_output: StructuredOutput = "auto"
+    """How `output_schema` is asked for: `auto`, `json_schema`, `function_calling`, `json_mode`
+    or `prompt` (see `graphflow.models.structured`)."""
+
+    def __init__(self, /, **data: Any) -> None:
+        # checked before pydantic, so a bad model raises GraphflowConfigError itself
+        if "model" in data:
+            check_model(data["model"], agent=data.get("name"))
+        super().__init__(**data)
 
     @field_validator("model")
     @classmethod
     def _valid_model(cls, value: BaseChatModel | str) -> BaseChatModel | str:
-        if isinstance(value, str) and ":" not in value:
-            raise ValueError(
-                f"model {value!r}: use 'openai:<model name>' (any OpenAI-compatible endpoint via "
-                "OPENAI_BASE_URL) or pass a LangChain chat model instance"
-            )
-        if isinstance(value, str) and value.split(":", 1)[0] != "openai":
-            raise ValueError(
-                f"model {value!r}: unknown provider {value.split(':', 1)[0]!r}; only 'openai:' "
-                "strings are built in — pass a LangChain chat model instance for other providers"
-            )
+        check_model(value)
         return value
 
     @model_validator(mode="after")
@@ -75,19 +77,4 @@ class ReactAgent(Agent):
 
     def chat_model(self) -> BaseChatModel:
         """The chat model, built from the `openai:` string when needed."""
-        return resolve_model(self.model, agent=self.name)
-
-
-def resolve_model(model: BaseChatModel | str, *, agent: str) -> BaseChatModel:
-    """Build a chat model from an `openai:<name>` string; pass instances through."""
-    if not isinstance(model, str):
-        return model
-    if not os.environ.get("OPENAI_API_KEY"):
-        raise GraphflowConfigError(
-            f"Agent `{agent}`: model {model!r} needs OPENAI_API_KEY (and OPENAI_BASE_URL for a "
-            "non-OpenAI endpoint such as DashScope, DeepSeek, vLLM or Ollama); set them, or pass "
-            "a chat model instance (graphflow.testing.ScriptedChatModel for tests)"
-        )
-    from langchain_openai import ChatOpenAI
-
-    return ChatOpenAI(model=model.split(":", 1)[1], base_url=os.environ.get("OPENAI_BASE_URL"))
+        return resolve_model(self.model, agent=self.name, settings=self.model_settings)

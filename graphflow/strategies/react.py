@@ -35,6 +35,8 @@ from graphflow.hooks.base import HookResult, ModelHook, ModelRequest, ToolCallRe
 from graphflow.hooks.builtins.limits import LIMIT_MARK
 from graphflow.instructions import render_template
 from graphflow.messages import instruction_message
+from graphflow.models.errors import model_call_errors
+from graphflow.models.structured import ainvoke_chat, invoke_chat
 from graphflow.state import AGENT_STATUS, EXIT_LOOP, MESSAGES, MODEL_CALLS, STOP
 from graphflow.strategies._nodes import HookChain, guarded
 from graphflow.strategies.base import BuildContext, FlowGraphBuildingStrategy, final_answer
@@ -177,6 +179,15 @@ class _ReactRuntime:
                 )
         return {MESSAGES: out, MODEL_CALLS: calls}
 
+    def _call_options(self, req: ModelRequest, config: RunnableConfig) -> dict[str, Any]:
+        return {
+            "tools": req.tools,
+            "settings": req.settings,
+            "output_schema": self.agent.output_schema,
+            "structured_output": self.agent.structured_output,
+            "config": config,
+        }
+
     def model(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         request = self._request(state)
         pending: dict[str, Any] = {}
@@ -191,12 +202,13 @@ class _ReactRuntime:
                 request = result
 
         def call(req: ModelRequest) -> AIMessage:
-            return _as_ai(_bound(req).invoke(req.messages, config))
+            return _as_ai(invoke_chat(req.model, req.messages, **self._call_options(req, config)))
 
         handler: Callable[[ModelRequest], AIMessage] = call
         for hook in reversed(self.model_hooks):
             handler = _wrap_model(hook, handler)
-        response = handler(request)
+        with model_call_errors(agent=self.agent.name, model=request.model, config=config):
+            response = handler(request)
         for hook in reversed(self.model_hooks):
             replaced = call_sync(hook, "after_model", "aafter_model", request, response)
             if replaced is not None:
@@ -217,12 +229,14 @@ class _ReactRuntime:
                 request = result
 
         async def call(req: ModelRequest) -> AIMessage:
-            return _as_ai(await _bound(req).ainvoke(req.messages, config))
+            options = self._call_options(req, config)
+            return _as_ai(await ainvoke_chat(req.model, req.messages, **options))
 
         handler: Any = call
         for hook in reversed(self.model_hooks):
             handler = _awrap_model(hook, handler)
-        response = await handler(request)
+        with model_call_errors(agent=self.agent.name, model=request.model, config=config):
+            response = await handler(request)
         for hook in reversed(self.model_hooks):
             replaced = await call_async(hook, "after_model", "aafter_model", request, response)
             if replaced is not None:
@@ -396,15 +410,6 @@ def _merge_updates(first: dict[str, Any], second: dict[str, Any]) -> dict[str, A
 def _is_limit(message: AIMessage) -> bool:
     """A call limit's stop message: a final answer, but not one to validate against a schema."""
     return LIMIT_MARK in message.additional_kwargs
-
-
-def _bound(request: ModelRequest) -> Any:
-    model: Any = request.model
-    if request.tools:
-        model = model.bind_tools(request.tools)
-    if request.settings:
-        model = model.bind(**request.settings)
-    return model
 
 
 def _as_ai(message: Any) -> AIMessage:

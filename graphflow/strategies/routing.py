@@ -11,9 +11,11 @@ from langgraph.types import Command
 from pydantic import BaseModel, Field, ValidationError, create_model
 from typing_extensions import override
 
-from graphflow.exceptions import RoutingError
+from graphflow.exceptions import ModelCallError, RoutingError
 from graphflow.instructions import render_template
 from graphflow.messages import instruction_message
+from graphflow.models.errors import model_call_errors
+from graphflow.models.structured import ainvoke_structured, invoke_structured
 from graphflow.state import AGENT_STATUS, INPUT, MESSAGES, ROUTES, merge_dicts
 from graphflow.strategies._nodes import HookChain, guarded, node
 from graphflow.strategies.base import BuildContext, FlowGraphBuildingStrategy
@@ -119,16 +121,6 @@ class RoutingStrategy(FlowGraphBuildingStrategy):
                 msgs.append(HumanMessage(content=str(state[INPUT])))
             return msgs
 
-        def parse(out: dict[str, Any]) -> Any:
-            """The validated choice from `with_structured_output(..., include_raw=True)`."""
-            error = out.get("parsing_error")
-            if isinstance(error, ValueError):  # ValidationError and OutputParserException too
-                raise error
-            if error is not None or out.get("parsed") is None:
-                raise ValueError(str(error or "the reply held no choice"))
-            parsed = out["parsed"]
-            return schema.model_validate(parsed) if isinstance(parsed, dict) else parsed
-
         def decide(parsed: Any) -> dict[str, str | None]:
             chosen = parsed.routes if agent.multi else [parsed]
             out: dict[str, str | None] = {}
@@ -167,19 +159,34 @@ class RoutingStrategy(FlowGraphBuildingStrategy):
         def failed(state: dict[str, Any], exc: Exception) -> Command:
             return retry_or_fail([*(state.get(ROUTE_ERRORS) or []), _describe(exc)])
 
-        structured = model.with_structured_output(schema, include_raw=True)
+        options = {"method": agent.structured_output, "settings": agent.model_settings}
+
+        def provider_failed(error: ModelCallError) -> Command:
+            if not agent.fallback:
+                raise error
+            return finish({agent.fallback: None})
 
         def route(state: dict[str, Any], config: RunnableConfig) -> Command:
             try:
-                out = structured.invoke(attempt_messages(state), config)
-                return finish(decide(parse(out)))
+                with model_call_errors(agent=agent.name, model=model, config=config):
+                    parsed = invoke_structured(
+                        model, schema, attempt_messages(state), config=config, **options
+                    )
+                return finish(decide(parsed))
+            except ModelCallError as exc:
+                return provider_failed(exc)
             except (ValidationError, ValueError) as exc:
                 return failed(state, exc)
 
         async def aroute(state: dict[str, Any], config: RunnableConfig) -> Command:
             try:
-                out = await structured.ainvoke(attempt_messages(state), config)
-                return finish(decide(parse(out)))
+                with model_call_errors(agent=agent.name, model=model, config=config):
+                    parsed = await ainvoke_structured(
+                        model, schema, attempt_messages(state), config=config, **options
+                    )
+                return finish(decide(parsed))
+            except ModelCallError as exc:
+                return provider_failed(exc)
             except (ValidationError, ValueError) as exc:
                 return failed(state, exc)
 
