@@ -140,7 +140,7 @@ def _endpoint(model: Any) -> tuple[str | None, str]:
 def _detail(exc: BaseException) -> str:
     text = str(getattr(exc, "message", None) or exc) or type(exc).__name__
     first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
-    return first[:300]
+    return first[:300].rstrip(" .")
 
 
 def _key_env(model: Any) -> str:
@@ -170,18 +170,18 @@ def _fix(kind: type[ModelCallError], exc: BaseException, model: Any, name: str) 
             "Wait or raise your quota; lower the concurrency (ParallelAgent max_concurrency) or "
             "allow more retries (GRAPHFLOW_MODEL_RETRIES, model_settings={'max_retries': ...})"
         )
+    if is_format_rejection(exc):
+        return (
+            "The server rejected the request format; set structured_output='json_mode' or "
+            "'prompt' on the agent, or name the provider (provider=... / GRAPHFLOW_PROVIDER) so "
+            "its preset is used"
+        )
     if kind is ModelServerError:
         return "The server failed; check its logs and that it can serve this model"
     if status_code_of(exc) == 404:
         return (
             f"Check the model name (GRAPHFLOW_MODEL or 'openai:<model>'): the endpoint does not "
             f"serve {name!r}, or OPENAI_BASE_URL lacks its /v1 suffix"
-        )
-    if is_format_rejection(exc):
-        return (
-            "The server rejected the request format; set structured_output='json_mode' or "
-            "'prompt' on the agent, or name the provider (provider=... / GRAPHFLOW_PROVIDER) so "
-            "its preset is used"
         )
     return "Check the model name and the model_settings sent to this endpoint"
 
@@ -233,7 +233,7 @@ def explain_model_error(
     }[kind]
     thread = ((config or {}).get("configurable") or {}).get("thread_id")
     resume = (
-        f" The run is saved: resume it with `graphflow resume <file.py:agent> {thread}` or "
+        f" Resume the run with `graphflow resume <file.py:agent> {thread}` or "
         f"agent.resume({thread!r})."
         if thread
         else ""

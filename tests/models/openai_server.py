@@ -21,8 +21,11 @@ Behaviours (`OpenAIServer(behaviour=...)`, switchable while running):
 * `no_null_content` — any message with `content: null` → 500 "Input should be a valid string".
 * `repeat_tool_names` — streamed tool-call chunks all repeat the tool's name (llama.cpp).
 * `ignore_max_completion_tokens` — only `max_tokens` limits the reply.
-* `flaky_429` — the first attempt of every request gets 429 (`x-stainless-retry-count: 0`).
-* `drop_connection` — the first attempt of every request is dropped without a reply.
+* `flaky_429` — 429 then 200: every other request (the first included) gets a 429.
+* `drop_connection` — every other request (the first included) is dropped without a reply.
+
+(Alternating, not keyed to the SDK's retry counter, so a retry by a `ModelRetry` hook — a new
+SDK call — is answered too.)
 
 Error modes for error tests: `auth_error` (401), `server_error` (500 always), `unknown_model`
 (404), `slow` (sleeps `delay` seconds before answering).
@@ -68,6 +71,8 @@ class Received:
 
     body: dict[str, Any]
     retry: int
+    """The openai SDK's `x-stainless-retry-count` (0 for a first attempt)."""
+    headers: dict[str, str]
     outcome: str = "pending"
     """`answered`, `dropped` or the error status as text."""
 
@@ -176,6 +181,7 @@ class OpenAIServer:
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._ids = 0
+        self._flaky = 0
 
     @property
     def base_url(self) -> str:
@@ -216,6 +222,12 @@ class OpenAIServer:
         with self._lock:
             self._ids += 1
             return self._ids
+
+    def fails_now(self) -> bool:
+        """For the alternating behaviours: whether this request is one that fails."""
+        with self._lock:
+            self._flaky += 1
+            return self._flaky % 2 == 1
 
     # -- request handling ------------------------------------------------------------------------
 
@@ -416,10 +428,15 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             self._send(400, _error("We could not parse the JSON body of your request."))
             return
-        received = Received(body=body, retry=int(self.headers.get("x-stainless-retry-count", 0)))
+        received = Received(
+            body=body,
+            retry=int(self.headers.get("x-stainless-retry-count", 0)),
+            headers={k.lower(): v for k, v in self.headers.items()},
+        )
         app.requests.append(received)
         behaviour = app.behaviour
-        if behaviour == "drop_connection" and received.retry == 0:
+        flaky = behaviour in ("drop_connection", "flaky_429") and app.fails_now()
+        if behaviour == "drop_connection" and flaky:
             received.outcome = "dropped"
             self.close_connection = True
             try:
@@ -428,7 +445,7 @@ class _Handler(BaseHTTPRequestHandler):
                 pass
             return
         quick_retry = {"retry-after-ms": "10"}  # keeps the SDK's retries fast in tests
-        if behaviour == "flaky_429" and received.retry == 0:
+        if behaviour == "flaky_429" and flaky:
             received.outcome = "429"
             payload = _error("Rate limit reached for requests", kind="requests")
             self._send(429, payload, quick_retry)
