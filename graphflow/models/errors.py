@@ -146,9 +146,7 @@ def _detail(exc: BaseException) -> str:
 def _key_env(model: Any) -> str:
     preset = getattr(model, "preset", None)
     env = getattr(preset, "api_key_env", None)
-    if env and env != "OPENAI_API_KEY":
-        return f"{env} or OPENAI_API_KEY"
-    return "OPENAI_API_KEY"
+    return env if isinstance(env, str) and env else "OPENAI_API_KEY"
 
 
 def _fix(kind: type[ModelCallError], exc: BaseException, model: Any, name: str) -> str:

@@ -8,7 +8,7 @@ Every option comes, first match wins, from: an argument of `openai_model(...)` (
 | model name | `GRAPHFLOW_MODEL` (for `openai_model()` without a name) | required |
 | provider | `GRAPHFLOW_PROVIDER` | detected from the base URL |
 | base_url | `OPENAI_BASE_URL` (an explicit provider's own URL wins over it) | the preset's |
-| api_key | the preset's key variable (`DEEPSEEK_API_KEY`...), then `OPENAI_API_KEY` | local servers: a dummy key |
+| api_key | the preset's key variable (`DEEPSEEK_API_KEY`...); `OPENAI_API_KEY` unless the provider was named | local servers: a dummy key |
 | timeout (s) | `GRAPHFLOW_MODEL_TIMEOUT` | 120 |
 | max_retries | `GRAPHFLOW_MODEL_RETRIES` | 2 (429, 5xx, timeouts, dropped connections; with backoff) |
 | max_tokens | `GRAPHFLOW_MAX_TOKENS` | the server's |
@@ -163,9 +163,23 @@ def _is_local(base_url: str) -> bool:
 
 
 def _api_key(
-    given: str | None, preset: ProviderPreset, base_url: str | None, label: str, agent: str | None
+    given: str | None,
+    preset: ProviderPreset,
+    base_url: str | None,
+    label: str,
+    agent: str | None,
+    *,
+    named: bool,
 ) -> str:
-    key = given or _env(preset.api_key_env) or _env("OPENAI_API_KEY") or preset.default_api_key
+    # a provider named explicitly reads only its own key variable: an OpenAI key is never sent
+    # to another company's endpoint unless the user pointed OPENAI_BASE_URL (or base_url) there
+    generic = not named or preset.api_key_env == "OPENAI_API_KEY"
+    key = (
+        given
+        or _env(preset.api_key_env)
+        or (_env("OPENAI_API_KEY") if generic else None)
+        or preset.default_api_key
+    )
     if key:
         return key
     if base_url and _is_local(base_url):
@@ -173,7 +187,7 @@ def _api_key(
     where = f" (endpoint {base_url})" if base_url else ""
     env = (
         preset.api_key_env
-        if preset.api_key_env == "OPENAI_API_KEY"
+        if preset.api_key_env == "OPENAI_API_KEY" or not generic
         else f"{preset.api_key_env} or OPENAI_API_KEY"
     )
     raise GraphflowConfigError(
@@ -238,12 +252,13 @@ def openai_model(
         )
         if base_url is None and preset is not None:
             base_url = preset.base_url
+    named = preset is not None
     preset = preset or detect_preset(base_url)
     label = f"{provider or 'openai'}:{name}"
     options: dict[str, Any] = {
         "model": name,
         "base_url": base_url,
-        "api_key": _api_key(api_key, preset, base_url, label, agent),
+        "api_key": _api_key(api_key, preset, base_url, label, agent, named=named),
         "timeout": _option(
             timeout, "GRAPHFLOW_MODEL_TIMEOUT", "timeout", kind=float, minimum=1e-9, agent=agent
         )

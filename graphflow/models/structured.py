@@ -153,7 +153,8 @@ def _finish(reply: Any, schema: type[BaseModel] | None, method: str) -> AIMessag
     others = [tc for tc in message.tool_calls if tc["name"] != schema.__name__]
     if others:
         # the model also wants real tools: run them; it answers through the schema tool later
-        return message.model_copy(update={"tool_calls": others, "additional_kwargs": {}})
+        kept = {k: v for k, v in message.additional_kwargs.items() if k != "tool_calls"}
+        return message.model_copy(update={"tool_calls": others, "additional_kwargs": kept})
     # the schema tool's arguments are the answer: a plain final message, no dangling tool call
     return AIMessage(
         content=json.dumps(ours[0]["args"]),

@@ -7,15 +7,21 @@ from collections.abc import Iterator
 import pytest
 from openai_server import BEHAVIOURS, OpenAIServer  # tests/models is on sys.path (rootdir mode)
 
-from graphflow.models import forget_learned
+from graphflow.models import forget_learned, presets
 
 
 @pytest.fixture(autouse=True)
 def _fresh_memory() -> Iterator[None]:
-    # what `auto` learned about one test's server must not steer the next test
+    # what `auto` learned about one test's server must not steer the next test, and presets
+    # a test registers must not outlive it
     forget_learned()
+    saved = (dict(presets._presets), dict(presets._ALIASES))
     yield
     forget_learned()
+    presets._presets.clear()
+    presets._presets.update(saved[0])
+    presets._ALIASES.clear()
+    presets._ALIASES.update(saved[1])
 
 
 @pytest.fixture

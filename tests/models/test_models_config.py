@@ -137,8 +137,16 @@ def test_graphflow_model_names_the_model_of_openai_model(clean_env) -> None:
 def test_api_keys(clean_env) -> None:
     with pytest.raises(GraphflowConfigError, match=r"`writer`.*OPENAI_API_KEY"):
         ReactAgent(name="writer", model="openai:gpt-4o-mini").compile()
-    with pytest.raises(GraphflowConfigError, match=r"DEEPSEEK_API_KEY or OPENAI_API_KEY"):
-        openai_model("deepseek-chat", provider="deepseek")
+    clean_env.setenv("OPENAI_API_KEY", "sk-openai")
+    with pytest.raises(GraphflowConfigError, match=r"needs an API key.*: set DEEPSEEK_API_KEY \("):
+        openai_model("deepseek-chat", provider="deepseek")  # never sends the OpenAI key there
+    # pointed there through OPENAI_BASE_URL, the generic key is the user's choice
+    clean_env.setenv("OPENAI_BASE_URL", "https://api.deepseek.com/v1")
+    generic = openai_model("deepseek-chat")
+    assert generic.preset.name == "deepseek" and generic.openai_api_key is not None
+    assert generic.openai_api_key.get_secret_value() == "sk-openai"
+    clean_env.delenv("OPENAI_BASE_URL")
+    clean_env.delenv("OPENAI_API_KEY")
     with pytest.raises(GraphflowConfigError, match=r"endpoint https://llm\.example\.com/v1"):
         openai_model("m", base_url="https://llm.example.com/v1")
     # local servers need no key; local presets bring their own placeholder
