@@ -137,9 +137,27 @@ def _endpoint(model: Any) -> tuple[str | None, str]:
     return url, shown
 
 
+def _body_detail(body: Any) -> str:
+    """The server's own words from an error body that is not OpenAI-shaped (FastAPI `detail`)."""
+    if isinstance(body, dict) and isinstance(body.get("detail"), list) and body["detail"]:
+        first = body["detail"][0]
+        if isinstance(first, dict):
+            where = ".".join(str(p) for p in first.get("loc") or ())
+            return f"{where}: {first.get('msg')}" if where else str(first.get("msg"))
+    if isinstance(body, dict) and isinstance(body.get("detail"), str):
+        return body["detail"]
+    try:
+        return json.dumps(body)[:200] if body else ""
+    except (TypeError, ValueError):
+        return str(body)[:200]
+
+
 def _detail(exc: BaseException) -> str:
     text = str(getattr(exc, "message", None) or exc) or type(exc).__name__
     first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+    if re.fullmatch(r"Error code: \d+", first):  # the SDK found no OpenAI-style message
+        extra = _body_detail(getattr(exc, "body", None))
+        first = f"{first} ({extra})" if extra else first
     return first[:300].rstrip(" .")
 
 

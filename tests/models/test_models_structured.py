@@ -114,8 +114,12 @@ def test_auto_falls_back_and_remembers(make_server, clean_env) -> None:
 
 def test_explicit_method_is_not_replaced(make_server, clean_env) -> None:
     server = make_server("no_json_schema").start()
-    with pytest.raises(ModelServerError, match=r"structured_output='json_mode'"):
+    with pytest.raises(ModelServerError, match=r"structured_output='json_mode'") as caught:
         _agent(server, "json_schema").invoke("rate it")
+    # the server's own words, from its non-OpenAI error body
+    assert "(body.response_format.type: Input should be 'text' or 'json_object')" in str(
+        caught.value
+    )
 
 
 def test_preset_order_is_followed(make_server, clean_env) -> None:
