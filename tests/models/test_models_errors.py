@@ -191,10 +191,13 @@ def test_cli_prints_one_line(clean_env, tmp_path: Path, capsys) -> None:
         ]
     )
     assert code == 1
-    lines = capsys.readouterr().err.strip().splitlines()
-    assert lines[0] == "thread: t9"
-    assert len(lines) == 2 and lines[1].startswith("graphflow: ModelConnectionError: Agent `a`:")
-    assert "graphflow resume <file.py:agent> t9" in lines[1]
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert "thread: t9" in lines
+    (error,) = [line for line in lines if line.startswith("graphflow:")]
+    assert error == lines[-1] and error.startswith("graphflow: ModelConnectionError: Agent `a`:")
+    assert "graphflow resume <file.py:agent> t9" in error
 
 
 def test_explain_model_error_leaves_other_errors_alone() -> None:
