@@ -20,8 +20,8 @@ class LlmRoutingAgent(Agent):
     The choice is structured output validated against the route names. An invalid choice is
     retried with the validation error as feedback (`max_retries` times), then `fallback` runs,
     else `RoutingError`. A failed model call (after the client's retries) also runs `fallback`,
-    else raises its `ModelCallError`. Only chosen routes run (concurrently when several). `output_key` gets the
-    chosen route's result (a dict by output key when `multi`).
+    else raises its `ModelCallError`. Only chosen routes run (concurrently when several).
+    `output_key` gets the chosen route's result (a dict by output key when `multi`).
     """
 
     model: BaseChatModel | str
