@@ -25,8 +25,13 @@ Hierarchy::
         │   ├── InvalidToolParamError   raised by a tool: INVALID_PARAM (the model regenerates)
         │   ├── ToolPermissionError     raised by a tool: PERMISSION_DENIED
         │   └── ToolResourceNotFoundError raised by a tool: RESOURCE_NOT_FOUND
-        ├── ModelCallError              a model call failed (connection, auth, rate limit, ...)
-        │   └── ModelTimeoutError       a model call took longer than its timeout
+        ├── ModelCallError              a model call failed (endpoint, transport, provider)
+        │   ├── ModelConnectionError    the endpoint could not be reached, or dropped the connection
+        │   ├── ModelTimeoutError       no reply within the timeout
+        │   ├── ModelAuthError          401/403: the key is missing, wrong or lacks permission
+        │   ├── ModelRateLimitError     429, still after the retries
+        │   ├── ModelServerError        5xx, still after the retries
+        │   └── ModelRequestError       another 4xx: unknown model, a parameter the server rejects
         ├── StateValueError             a value written to state cannot be stored in a checkpoint
         └── CallLimitExceeded           a ModelCallLimit / ToolCallLimit hook (exit="error") tripped
             ├── ModelCallLimitExceeded
@@ -59,10 +64,15 @@ __all__ = (
     "GraphflowError",
     "InputError",
     "InstructionTemplateError",
-    "ModelCallError",
     "InvalidToolParamError",
     "MCPConnectionError",
+    "ModelAuthError",
+    "ModelCallError",
     "ModelCallLimitExceeded",
+    "ModelConnectionError",
+    "ModelRateLimitError",
+    "ModelRequestError",
+    "ModelServerError",
     "ModelTimeoutError",
     "OffloadKeyError",
     "OutputValidationError",
@@ -299,12 +309,24 @@ class MCPConnectionError(GraphflowError):
         self.server = server
 
 
+class StateValueError(AgentRunError, TypeError):
+    """An agent wrote a value that a checkpoint cannot store (a function, a client, ...)."""
+
+
 class ModelCallError(AgentRunError):
-    """A model call failed: the endpoint is unreachable, refused the key, rate-limited, ...
+    """A model call failed: the endpoint, the transport or the provider said no.
+
+    Raised after the client's own retries (429, 5xx, timeouts and dropped connections are retried
+    with backoff first). The message names the agent path, the model, the endpoint, the fix and
+    the resume command; the run's checkpoints are kept, so `resume` re-runs only the failed call.
 
     Attributes:
-        model: the model's name, when known.
-        base_url: the endpoint, when known.
+        agent_path: `/`-joined names from the root's child down to the failing agent.
+        model: the model name sent to the endpoint.
+        base_url: the endpoint (`OPENAI_BASE_URL` for OpenAI-compatible servers), if known.
+        status_code: the HTTP status, when the server answered.
+        thread_id: the run's thread, to resume it.
+        retryable: whether the same call may succeed later (rate limit, server error, timeout).
     """
 
     def __init__(
@@ -312,20 +334,47 @@ class ModelCallError(AgentRunError):
         message: str,
         *,
         agent: str | None = None,
+        agent_path: str | None = None,
         model: str | None = None,
         base_url: str | None = None,
+        status_code: int | None = None,
+        thread_id: str | None = None,
+        retryable: bool = False,
     ) -> None:
         super().__init__(message, agent=agent)
+        self.agent_path = agent_path
         self.model = model
         self.base_url = base_url
+        self.status_code = status_code
+        self.thread_id = thread_id
+        self.retryable = retryable
+
+
+class ModelConnectionError(ModelCallError, ConnectionError):
+    """The model endpoint could not be reached, or it closed the connection without a reply.
+
+    Also a builtin `ConnectionError`, so existing `except ConnectionError` code keeps working.
+    """
 
 
 class ModelTimeoutError(ModelCallError, TimeoutError):
-    """A model call took longer than its timeout (`ReactAgent(model_timeout=...)`); retryable."""
+    """The model endpoint did not answer within the timeout (also a builtin `TimeoutError`)."""
 
 
-class StateValueError(AgentRunError, TypeError):
-    """An agent wrote a value that a checkpoint cannot store (a function, a client, ...)."""
+class ModelAuthError(ModelCallError):
+    """The endpoint refused the credentials (HTTP 401) or the permission (HTTP 403)."""
+
+
+class ModelRateLimitError(ModelCallError):
+    """The endpoint kept answering HTTP 429 (rate limit or quota) after the retries."""
+
+
+class ModelServerError(ModelCallError):
+    """The endpoint kept failing with HTTP 5xx after the retries."""
+
+
+class ModelRequestError(ModelCallError):
+    """The endpoint rejected the request (another 4xx): an unknown model, an unsupported field."""
 
 
 class CallLimitExceeded(AgentRunError):

@@ -21,7 +21,7 @@ from graphflow import (
     ToolCallLimit,
     ToolCallLimitExceeded,
 )
-from graphflow.exceptions import AgentRunError
+from graphflow.exceptions import AgentRunError, ModelRequestError
 from graphflow.hooks import is_transient
 from graphflow.testing import ScriptedChatModel, tool_call, tool_calls
 
@@ -197,8 +197,9 @@ def test_model_retry_retries_transient_errors(mode):
 def test_model_retry_gives_up_and_skips_permanent_errors():
     model = ScriptedChatModel(replies=[BadRequest("no"), "never"])
     agent = ReactAgent(name="a", model=model, hooks=[ModelRetry(backoff=0)])
-    with pytest.raises(BadRequest):
+    with pytest.raises(ModelRequestError) as caught:  # explained; the provider's error is the cause
         agent.invoke("go")
+    assert isinstance(caught.value.__cause__, BadRequest)
     assert model.calls == 1
 
     model = ScriptedChatModel(replies=[TimeoutError("1"), TimeoutError("2"), "never"])

@@ -11,7 +11,8 @@ from pydantic import BaseModel, Field, PrivateAttr, field_validator, model_valid
 
 from graphflow.agents.base import Agent
 from graphflow.hooks.base import ModelHook
-from graphflow.models import check_model_name, resolve_model
+from graphflow.models.resolve import check_model, resolve_model
+from graphflow.models.structured import StructuredOutput
 from graphflow.tools.policy import ToolPolicy
 
 __all__ = ("ReactAgent",)
@@ -28,7 +29,8 @@ class ReactAgent(Agent):
     """
 
     model: BaseChatModel | str
-    """A LangChain chat model, or `"openai:<model>"` (uses `OPENAI_API_KEY`, `OPENAI_BASE_URL`)."""
+    """A LangChain chat model, or `"openai:<model>"` / `"<provider>:<model>"` (configured by
+    `model_settings` and `OPENAI_BASE_URL`, `OPENAI_API_KEY`...; see `graphflow.models`)."""
     tools: list[BaseTool | Callable[..., Any]] = Field(default_factory=list)
     """Tools the model may call; plain functions are wrapped with their signature and docstring."""
     system_prompt: str | None = None
@@ -38,7 +40,11 @@ class ReactAgent(Agent):
     output_schema: type[BaseModel] | None = None
     """Validate the final answer (JSON) into this model and write the object to `output_key`."""
     model_settings: dict[str, Any] = Field(default_factory=dict)
-    """Extra keyword arguments bound to the model on every call (temperature, ...)."""
+    """Extra keyword arguments bound to the model on every call (temperature, max_tokens, ...);
+    for a model string also its client options (base_url, api_key, timeout, max_retries...)."""
+    structured_output: StructuredOutput = "auto"
+    """How `output_schema` is asked for: `auto`, `json_schema`, `function_calling`, `json_mode`
+    or `prompt` (see `graphflow.models.structured`)."""
     context: ModelHook | None = None
     """A context policy (`graphflow.context.HybridContext()` is the recommended one): what the
     model is sent as the conversation grows. Its hooks run before the agent's own `hooks`."""
@@ -53,10 +59,17 @@ class ReactAgent(Agent):
 
     _tool_objects: tuple[tuple[int, ...], list[BaseTool]] | None = PrivateAttr(default=None)
 
+    def __init__(self, /, **data: Any) -> None:
+        # checked before pydantic, so a bad model raises GraphflowConfigError itself
+        if "model" in data:
+            check_model(data["model"], agent=data.get("name"))
+        super().__init__(**data)
+
     @field_validator("model")
     @classmethod
     def _valid_model(cls, value: BaseChatModel | str) -> BaseChatModel | str:
-        return check_model_name(value) if isinstance(value, str) else value
+        check_model(value)
+        return value
 
     @model_validator(mode="after")
     def _valid_tools(self) -> ReactAgent:
@@ -95,4 +108,4 @@ class ReactAgent(Agent):
 
     def chat_model(self) -> BaseChatModel:
         """The chat model, built from the `openai:` string when needed."""
-        return resolve_model(self.model, agent=self.name)
+        return resolve_model(self.model, agent=self.name, settings=self.model_settings)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from langchain_core.language_models import BaseChatModel
 from pydantic import Field, field_validator, model_validator
 
 from graphflow.agents.base import Agent
-from graphflow.models import check_model_name, resolve_model
+from graphflow.models.resolve import check_model, resolve_model
+from graphflow.models.structured import StructuredOutput
 
 __all__ = ("LlmRoutingAgent",)
 
@@ -16,8 +19,9 @@ class LlmRoutingAgent(Agent):
 
     The choice is structured output validated against the route names. An invalid choice is
     retried with the validation error as feedback (`max_retries` times), then `fallback` runs,
-    else `RoutingError`. Only chosen routes run (concurrently when several). `output_key` gets the
-    chosen route's result (a dict by output key when `multi`).
+    else `RoutingError`. A failed model call (after the client's retries) also runs `fallback`,
+    else raises its `ModelCallError`. Only chosen routes run (concurrently when several).
+    `output_key` gets the chosen route's result (a dict by output key when `multi`).
     """
 
     model: BaseChatModel | str
@@ -32,11 +36,24 @@ class LlmRoutingAgent(Agent):
     """Re-ask the model this many times after an invalid choice."""
     model_timeout: float | None = Field(default=600.0, gt=0)
     """Seconds one routing call may take; then it fails with `ModelTimeoutError`."""
+    structured_output: StructuredOutput = "auto"
+    """How the choice is asked for: `auto`, `json_schema`, `function_calling`, `json_mode` or
+    `prompt` (see `graphflow.models.structured`)."""
+    model_settings: dict[str, Any] = Field(default_factory=dict)
+    """Settings of the routing model (temperature, max_tokens; for a model string also its
+    client options: base_url, api_key, timeout, max_retries...)."""
+
+    def __init__(self, /, **data: Any) -> None:
+        # checked before pydantic, so a bad model raises GraphflowConfigError itself
+        if "model" in data:
+            check_model(data["model"], agent=data.get("name"))
+        super().__init__(**data)
 
     @field_validator("model")
     @classmethod
     def _valid_model(cls, value: BaseChatModel | str) -> BaseChatModel | str:
-        return check_model_name(value) if isinstance(value, str) else value
+        check_model(value)
+        return value
 
     @model_validator(mode="after")
     def _check(self) -> LlmRoutingAgent:
@@ -50,4 +67,4 @@ class LlmRoutingAgent(Agent):
 
     def chat_model(self) -> BaseChatModel:
         """The routing chat model."""
-        return resolve_model(self.model, agent=self.name)
+        return resolve_model(self.model, agent=self.name, settings=self.model_settings)

@@ -1,47 +1,100 @@
-"""Chat models from names: `"openai:<model>"` reaches any OpenAI-compatible endpoint."""
+"""Chat models for graphflow agents: OpenAI-compatible endpoints that work out of the box.
 
-from __future__ import annotations
+* `openai_model(...)` / `resolve_model(...)` — build a `CompatibleChatOpenAI` from an
+  `"openai:<model>"` (or `"<provider>:<model>"`) string, arguments, `model_settings` and
+  environment variables (`OPENAI_BASE_URL`, `OPENAI_API_KEY`, `GRAPHFLOW_MODEL`,
+  `GRAPHFLOW_MAX_TOKENS`, `GRAPHFLOW_MODEL_TIMEOUT`, `GRAPHFLOW_MODEL_RETRIES`,
+  `GRAPHFLOW_PROVIDER`).
+* `ProviderPreset`, `get_preset`, `register_preset` — the provider table (OpenAI,
+  DashScope/Qwen, DeepSeek, vLLM, Ollama, llama.cpp).
+* `invoke_structured` / `invoke_chat` — structured output by `json_schema`, `function_calling`,
+  `json_mode` or `prompt`, with `auto` falling back on rejections and remembering what works.
+* `explain_model_error` / `model_call_errors` — provider errors as `ModelCallError`s.
 
-import os
-from typing import Any
+See docs/openai-compatible.md.
+"""
 
-from langchain_core.language_models import BaseChatModel
+from typing import TYPE_CHECKING, Any
 
-from graphflow.exceptions import GraphflowConfigError
+from graphflow.models._learned import forget_learned
+from graphflow.models.errors import (
+    agent_path_of,
+    explain_model_error,
+    is_format_rejection,
+    model_call_errors,
+)
+from graphflow.models.options import CLIENT_OPTIONS, DEFAULT_TIMEOUT, MODEL_OPTIONS
+from graphflow.models.presets import (
+    GENERIC_PRESET,
+    ProviderPreset,
+    StructuredMethod,
+    detect_preset,
+    get_preset,
+    preset_names,
+    register_preset,
+)
+from graphflow.models.resolve import (
+    check_chat_model_name,
+    check_model,
+    openai_model,
+    parse_model_string,
+    resolve_model,
+)
+from graphflow.models.structured import (
+    STRUCTURED_OUTPUT_METHODS,
+    StructuredOutput,
+    ainvoke_chat,
+    ainvoke_structured,
+    invoke_chat,
+    invoke_structured,
+    parse_structured,
+    schema_note,
+    structured_methods,
+)
 
-__all__ = ("check_model_name", "resolve_model")
+__all__ = (
+    "CLIENT_OPTIONS",
+    "DEFAULT_TIMEOUT",
+    "GENERIC_PRESET",
+    "MODEL_OPTIONS",
+    "STRUCTURED_OUTPUT_METHODS",
+    "CompatibleChatOpenAI",
+    "ProviderPreset",
+    "StructuredMethod",
+    "StructuredOutput",
+    "agent_path_of",
+    "ainvoke_chat",
+    "ainvoke_structured",
+    "check_chat_model_name",
+    "check_model",
+    "detect_preset",
+    "explain_model_error",
+    "forget_learned",
+    "get_preset",
+    "invoke_chat",
+    "invoke_structured",
+    "is_format_rejection",
+    "model_call_errors",
+    "openai_model",
+    "parse_model_string",
+    "parse_structured",
+    "preset_names",
+    "register_preset",
+    "repair_tool_names",
+    "resolve_model",
+    "schema_note",
+    "structured_methods",
+)
+
+if TYPE_CHECKING:
+    from graphflow.models.chat_openai import CompatibleChatOpenAI, repair_tool_names
 
 
-def check_model_name(value: str) -> str:
-    """`value` if it is a model name graphflow can build; else a `ValueError` saying why."""
-    provider, sep, name = value.partition(":")
-    if not sep:
-        raise ValueError(
-            f"model {value!r}: use 'openai:<model name>' (any OpenAI-compatible endpoint via "
-            "OPENAI_BASE_URL) or pass a LangChain chat model instance"
-        )
-    if provider != "openai":
-        raise ValueError(
-            f"model {value!r}: unknown provider {provider!r}; only 'openai:' strings are built "
-            "in — pass a LangChain chat model instance for other providers"
-        )
-    if not name.strip():
-        raise ValueError(f"model {value!r} names no model; write e.g. 'openai:gpt-4o-mini'")
-    return value
+def __getattr__(name: str) -> Any:
+    # langchain-openai (and the openai SDK) load only when a model is built: `import graphflow`
+    # stays fast for teams on other chat models
+    if name in ("CompatibleChatOpenAI", "repair_tool_names"):
+        from graphflow.models import chat_openai
 
-
-def resolve_model(model: BaseChatModel | str, *, agent: str, **options: Any) -> BaseChatModel:
-    """Build a chat model from an `openai:<name>` string; pass instances through."""
-    if not isinstance(model, str):
-        return model
-    if not os.environ.get("OPENAI_API_KEY"):
-        raise GraphflowConfigError(
-            f"Agent `{agent}`: model {model!r} needs OPENAI_API_KEY (and OPENAI_BASE_URL for a "
-            "non-OpenAI endpoint such as DashScope, DeepSeek, vLLM or Ollama); set them, or pass "
-            "a chat model instance (graphflow.testing.ScriptedChatModel for tests)"
-        )
-    from langchain_openai import ChatOpenAI
-
-    return ChatOpenAI(
-        model=model.split(":", 1)[1], base_url=os.environ.get("OPENAI_BASE_URL"), **options
-    )
+        return getattr(chat_openai, name)
+    raise AttributeError(f"module 'graphflow.models' has no attribute {name!r}")

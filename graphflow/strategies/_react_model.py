@@ -24,13 +24,11 @@ from graphflow.exceptions import ModelTimeoutError, OutputValidationError
 from graphflow.hooks._runner import call_async, call_sync
 from graphflow.hooks.base import HookResult, ModelHook, ModelRequest
 from graphflow.messages import feedback_kind, feedback_message, is_limit_message
+from graphflow.models.errors import model_call_errors
+from graphflow.models.structured import ainvoke_chat, invoke_chat
+from graphflow.models.timeout import model_timeout_error
 from graphflow.state import AGENT_STATUS, EXIT_LOOP, MESSAGES, MODEL_CALLS, STOP
 from graphflow.strategies._agent_hooks import merge_updates
-from graphflow.strategies._model_call import (
-    acall_with_timeout,
-    call_with_timeout,
-    model_timeout_error,
-)
 from graphflow.strategies._react_tools import pending_tool_calls
 from graphflow.strategies.base import final_answer
 
@@ -59,7 +57,8 @@ class ModelStep:
         if agent.output_schema is not None:
             self.preamble.append(_schema_prompt(agent.output_schema))
         self._system = [SystemMessage(content=text) for text in self.preamble]
-        self._bound: Any = None
+        self._bound: dict[str, Any] = {}
+        """The model with the agent's tools and settings bound, per structured-output method."""
 
     # -- the request -----------------------------------------------------------------------------
 
@@ -77,41 +76,42 @@ class ModelStep:
             call_number=int(state.get(MODEL_CALLS) or 0),
         )
 
-    def _runnable(self, request: ModelRequest) -> Any:
-        """The model with the request's tools and settings bound (bound once for the default)."""
+    def _prepared(self, request: ModelRequest) -> dict[str, Any] | None:
+        """The agent's cache of its bound model, when the request is the agent's own (a hook
+        that changed the model, the tools or the settings gets a model bound for its request)."""
         default = (
             request.model is self.model
             and len(request.tools) == len(self.tools)
             and all(a is b for a, b in zip(request.tools, self.tools, strict=True))
             and request.settings == self.agent.model_settings
         )
-        if default and self._bound is not None:
-            return self._bound
-        model: Any = request.model
-        if request.tools:
-            model = model.bind_tools(request.tools)
-        if request.settings:
-            model = model.bind(**request.settings)
-        if default:
-            self._bound = model
-        return model
+        return self._bound if default else None
+
+    def _options(self, request: ModelRequest, config: RunnableConfig) -> dict[str, Any]:
+        return {
+            "tools": request.tools,
+            "settings": request.settings,
+            "output_schema": self.agent.output_schema,
+            "structured_output": self.agent.structured_output,
+            "config": config,
+            "timeout": self.timeout,
+            "timed_out": self._timed_out,
+            "prepared": self._prepared(request),
+        }
 
     def _timed_out(self) -> ModelTimeoutError:
         return model_timeout_error(self.agent.name, self.model, self.timeout)
 
     def _call(self, request: ModelRequest, config: RunnableConfig) -> AIMessage:
-        runnable = self._runnable(request)
         return _as_ai(
-            call_with_timeout(runnable, request.messages, config, self.timeout, self._timed_out)
+            invoke_chat(request.model, request.messages, **self._options(request, config))
         )
 
     async def _acall(self, request: ModelRequest, config: RunnableConfig) -> AIMessage:
-        runnable = self._runnable(request)
-        return _as_ai(
-            await acall_with_timeout(
-                runnable, request.messages, config, self.timeout, self._timed_out
-            )
+        reply = await ainvoke_chat(
+            request.model, request.messages, **self._options(request, config)
         )
+        return _as_ai(reply)
 
     # -- the node --------------------------------------------------------------------------------
 
@@ -138,7 +138,9 @@ class ModelStep:
         handler: Callable[[ModelRequest], AIMessage] = call
         for hook in reversed(self.hooks):
             handler = _wrap(hook, handler)
-        response = handler(request)
+        # provider errors are explained outside the hooks: ModelRetry/ModelFallback see them raw
+        with model_call_errors(agent=self.agent.name, model=request.model, config=config):
+            response = handler(request)
         for hook in reversed(self.hooks):
             replaced = call_sync(hook, "after_model", "aafter_model", request, response)
             if replaced is not None:
@@ -168,7 +170,8 @@ class ModelStep:
         handler: Any = call
         for hook in reversed(self.hooks):
             handler = _awrap(hook, handler)
-        response = await handler(request)
+        with model_call_errors(agent=self.agent.name, model=request.model, config=config):
+            response = await handler(request)
         for hook in reversed(self.hooks):
             replaced = await call_async(hook, "after_model", "aafter_model", request, response)
             if replaced is not None:

@@ -20,9 +20,12 @@ from langgraph.types import Command
 from pydantic import BaseModel, Field, ValidationError, create_model
 from typing_extensions import override
 
-from graphflow.exceptions import RoutingError
+from graphflow.exceptions import ModelCallError, RoutingError
 from graphflow.instructions import render_template
 from graphflow.messages import instruction_message
+from graphflow.models.errors import model_call_errors
+from graphflow.models.structured import ainvoke_structured, invoke_structured
+from graphflow.models.timeout import model_timeout_error
 from graphflow.state import (
     AGENT_STATUS,
     HELD_MESSAGES,
@@ -33,11 +36,6 @@ from graphflow.state import (
     merge_dicts,
 )
 from graphflow.strategies._agent_hooks import HookChain, guarded
-from graphflow.strategies._model_call import (
-    acall_with_timeout,
-    call_with_timeout,
-    model_timeout_error,
-)
 from graphflow.strategies.base import BuildContext, FlowGraphBuildingStrategy, input_reads
 from graphflow.strategies.parallel import release_held
 
@@ -159,16 +157,6 @@ class RoutingStrategy(FlowGraphBuildingStrategy):
                 msgs.append(HumanMessage(content=str(state[INPUT])))
             return msgs
 
-        def parse(out: dict[str, Any]) -> Any:
-            """The validated choice from `with_structured_output(..., include_raw=True)`."""
-            error = out.get("parsing_error")
-            if isinstance(error, ValueError):  # ValidationError and OutputParserException too
-                raise error
-            if error is not None or out.get("parsed") is None:
-                raise ValueError(str(error or "the reply held no choice"))
-            parsed = out["parsed"]
-            return schema.model_validate(parsed) if isinstance(parsed, dict) else parsed
-
         def decide(parsed: Any) -> dict[str, str | None]:
             chosen = parsed.routes if agent.multi else [parsed]
             out: dict[str, str | None] = {}
@@ -207,26 +195,43 @@ class RoutingStrategy(FlowGraphBuildingStrategy):
         def failed(state: Mapping[str, Any], exc: Exception) -> Command:
             return retry_or_fail([*(state.get(ROUTE_ERRORS) or []), _describe(exc)])
 
-        structured = model.with_structured_output(schema, include_raw=True)
-
         def timed_out() -> BaseException:
             return model_timeout_error(agent.name, model, agent.model_timeout)
 
+        options = {
+            "method": agent.structured_output,
+            "settings": agent.model_settings,
+            "timeout": agent.model_timeout,
+            "timed_out": timed_out,
+        }
+
+        def provider_failed(error: ModelCallError) -> Command:
+            # the endpoint failed (after its retries): the fallback route, else the error
+            if not agent.fallback:
+                raise error
+            return chosen({agent.fallback: None})
+
         def route(state: dict[str, Any], config: RunnableConfig) -> Command:
             try:
-                out = call_with_timeout(
-                    structured, attempt_messages(state), config, agent.model_timeout, timed_out
-                )
-                return chosen(decide(parse(out)))
+                with model_call_errors(agent=agent.name, model=model, config=config):
+                    parsed = invoke_structured(
+                        model, schema, attempt_messages(state), config=config, **options
+                    )
+                return chosen(decide(parsed))
+            except ModelCallError as exc:
+                return provider_failed(exc)
             except (ValidationError, ValueError) as exc:
                 return failed(state, exc)
 
         async def aroute(state: dict[str, Any], config: RunnableConfig) -> Command:
             try:
-                out = await acall_with_timeout(
-                    structured, attempt_messages(state), config, agent.model_timeout, timed_out
-                )
-                return chosen(decide(parse(out)))
+                with model_call_errors(agent=agent.name, model=model, config=config):
+                    parsed = await ainvoke_structured(
+                        model, schema, attempt_messages(state), config=config, **options
+                    )
+                return chosen(decide(parsed))
+            except ModelCallError as exc:
+                return provider_failed(exc)
             except (ValidationError, ValueError) as exc:
                 return failed(state, exc)
 

@@ -25,9 +25,9 @@ TimeoutFactory = Callable[[], BaseException]
 def call_with_timeout(
     runnable: Any,
     input: Any,
-    config: RunnableConfig,
+    config: RunnableConfig | None,
     timeout: float | None,
-    timed_out: TimeoutFactory,
+    timed_out: TimeoutFactory | None = None,
 ) -> Any:
     """`runnable.invoke(input, config)`, raising `timed_out()` after `timeout` seconds."""
     if timeout is None:
@@ -36,16 +36,16 @@ def call_with_timeout(
     done, _ = concurrent.futures.wait([future], timeout=timeout)
     if not done:
         future.cancel()
-        raise timed_out()
+        raise _timeout_error(timed_out, timeout)
     return future.result()  # (a TimeoutError the model raised itself keeps its message)
 
 
 async def acall_with_timeout(
     runnable: Any,
     input: Any,
-    config: RunnableConfig,
+    config: RunnableConfig | None,
     timeout: float | None,
-    timed_out: TimeoutFactory,
+    timed_out: TimeoutFactory | None = None,
 ) -> Any:
     """`await runnable.ainvoke(input, config)`, raising `timed_out()` after `timeout` seconds."""
     if timeout is None:
@@ -56,8 +56,14 @@ async def acall_with_timeout(
             return await runnable.ainvoke(input, config)
     except TimeoutError:
         if scope.expired():
-            raise timed_out() from None
+            raise _timeout_error(timed_out, timeout) from None
         raise  # the model itself raised a timeout: keep its message
+
+
+def _timeout_error(timed_out: TimeoutFactory | None, timeout: float | None) -> BaseException:
+    if timed_out is not None:
+        return timed_out()
+    return ModelTimeoutError(f"the model call took longer than {timeout} s and was abandoned")
 
 
 def model_timeout_error(agent: str, model: Any, timeout: float | None) -> ModelTimeoutError:

@@ -1,0 +1,282 @@
+"""Model-call failures explained: provider and transport errors become `ModelCallError`s.
+
+`explain_model_error` turns an exception from a chat model (openai SDK, langchain-core's
+`ModelError` family, httpx transport errors, builtin timeouts) into the matching graphflow error,
+naming the agent path, the model, the endpoint, the fix and the resume command. Anything else
+(a bug in a hook, a graphflow error, a LangGraph interrupt) is not a model-call failure and is
+left alone. The core wraps every model call in `model_call_errors(...)`; hooks inside it (such
+as `ModelRetry`) still see the provider's own exception.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from graphflow.exceptions import (
+    GraphflowError,
+    ModelAuthError,
+    ModelCallError,
+    ModelConnectionError,
+    ModelRateLimitError,
+    ModelRequestError,
+    ModelServerError,
+    ModelTimeoutError,
+)
+from graphflow.models._learned import base_url_of, model_name_of
+
+__all__ = (
+    "agent_path_of",
+    "explain_model_error",
+    "is_format_rejection",
+    "model_call_errors",
+    "status_code_of",
+)
+
+_FORMAT_WORDS = re.compile(
+    r"response_format|json_schema|json_object|tool_choice|guided_json|structured output|"
+    r"\btools?\b|\bfunctions?\b",
+    re.IGNORECASE,
+)
+_TIMEOUT_NAMES = ("Timeout",)
+_CONNECTION_NAMES = (
+    "APIConnectionError",
+    "ConnectError",
+    "ConnectionError",
+    "RemoteProtocolError",
+    "ReadError",
+    "WriteError",
+    "NetworkError",
+    "TransportError",
+    "ServerDisconnectedError",
+)
+
+
+def status_code_of(exc: BaseException) -> int | None:
+    """The HTTP status a provider error carries (on the error or its `response`), if any."""
+    for holder in (exc, getattr(exc, "response", None)):
+        code = getattr(holder, "status_code", None)
+        if isinstance(code, int) and not isinstance(code, bool):
+            return code
+    return None
+
+
+def _text(exc: BaseException) -> str:
+    body = getattr(exc, "body", None)
+    try:
+        body_text = json.dumps(body) if body is not None else ""
+    except (TypeError, ValueError):
+        body_text = str(body)
+    return f"{getattr(exc, 'message', None) or exc} {body_text}"
+
+
+def is_format_rejection(exc: BaseException) -> bool:
+    """Whether the server rejected the *shape* of a request, not its content or the network.
+
+    True for a 4xx (or the 500 some servers answer with) whose text names `response_format`,
+    `json_schema`, `json_object`, `tools`, `tool_choice` or functions.
+    """
+    code = status_code_of(exc)
+    if code is None or code in (401, 403, 404, 408, 409, 429) or code in (502, 503, 504):
+        return False
+    return 400 <= code < 600 and bool(_FORMAT_WORDS.search(_text(exc)))
+
+
+def _names(exc: BaseException) -> list[str]:
+    return [klass.__name__ for klass in type(exc).__mro__]
+
+
+def _kind(exc: BaseException) -> type[ModelCallError] | None:
+    names = _names(exc)
+    if isinstance(exc, TimeoutError) or any(t in n for n in names for t in _TIMEOUT_NAMES):
+        return ModelTimeoutError
+    code = status_code_of(exc)
+    if code is not None:
+        if code in (401, 403):
+            return ModelAuthError
+        if code == 429:
+            return ModelRateLimitError
+        if code >= 500:
+            return ModelServerError
+        if 400 <= code < 500:
+            return ModelRequestError
+    if isinstance(exc, ConnectionError) or any(n in _CONNECTION_NAMES for n in names):
+        return ModelConnectionError
+    by_langchain = {
+        "ModelAuthenticationError": ModelAuthError,
+        "ModelPermissionDeniedError": ModelAuthError,
+        "ModelRateLimitError": ModelRateLimitError,
+        "ModelAPIError": ModelServerError,
+        "ModelInvalidRequestError": ModelRequestError,
+        "ModelNotFoundError": ModelRequestError,
+        "ContextOverflowError": ModelRequestError,
+    }
+    for name in names:
+        if name in by_langchain:
+            return by_langchain[name]
+    return None
+
+
+def agent_path_of(agent: str, config: Any) -> str:
+    """`/`-joined agent names from the checkpoint namespace down to `agent` (the running node)."""
+    configurable = (config or {}).get("configurable") or {}
+    namespace = str(configurable.get("checkpoint_ns") or "")
+    names = [segment.split(":")[0] for segment in namespace.split("|") if segment][:-1]
+    if not names or names[-1] != agent:
+        names.append(agent)
+    return "/".join(names)
+
+
+def _endpoint(model: Any) -> tuple[str | None, str]:
+    url = base_url_of(model)
+    shown = url or "the provider's default endpoint"
+    return url, shown
+
+
+def _body_detail(body: Any) -> str:
+    """The server's own words from an error body that is not OpenAI-shaped (FastAPI `detail`)."""
+    if isinstance(body, dict) and isinstance(body.get("detail"), list) and body["detail"]:
+        first = body["detail"][0]
+        if isinstance(first, dict):
+            where = ".".join(str(p) for p in first.get("loc") or ())
+            return f"{where}: {first.get('msg')}" if where else str(first.get("msg"))
+    if isinstance(body, dict) and isinstance(body.get("detail"), str):
+        return body["detail"]
+    try:
+        return json.dumps(body)[:200] if body else ""
+    except (TypeError, ValueError):
+        return str(body)[:200]
+
+
+def _detail(exc: BaseException) -> str:
+    text = str(getattr(exc, "message", None) or exc) or type(exc).__name__
+    first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+    if re.fullmatch(r"Error code: \d+", first):  # the SDK found no OpenAI-style message
+        extra = _body_detail(getattr(exc, "body", None))
+        first = f"{first} ({extra})" if extra else first
+    return first[:300].rstrip(" .")
+
+
+def _key_env(model: Any) -> str:
+    preset = getattr(model, "preset", None)
+    env = getattr(preset, "api_key_env", None)
+    return env if isinstance(env, str) and env else "OPENAI_API_KEY"
+
+
+def _fix(kind: type[ModelCallError], exc: BaseException, model: Any, name: str) -> str:
+    base = os.environ.get("OPENAI_BASE_URL")
+    if kind is ModelConnectionError:
+        return (
+            "Check that the server is running and that OPENAI_BASE_URL "
+            f"({'now ' + base if base else 'not set'}) or the model's base_url points at it"
+        )
+    if kind is ModelTimeoutError:
+        return (
+            "Raise the timeout (GRAPHFLOW_MODEL_TIMEOUT, or model_settings={'timeout': ...}), "
+            "lower max_tokens, or check that the server is not overloaded"
+        )
+    if kind is ModelAuthError:
+        return f"Check the API key ({_key_env(model)}) and that it belongs to this endpoint"
+    if kind is ModelRateLimitError:
+        return (
+            "Wait or raise your quota; lower the concurrency (ParallelAgent max_concurrency) or "
+            "allow more retries (GRAPHFLOW_MODEL_RETRIES, model_settings={'max_retries': ...})"
+        )
+    if is_format_rejection(exc):
+        return (
+            "The server rejected the request format; set structured_output='json_mode' or "
+            "'prompt' on the agent, or name the provider (provider=... / GRAPHFLOW_PROVIDER) so "
+            "its preset is used"
+        )
+    if kind is ModelServerError:
+        return "The server failed; check its logs and that it can serve this model"
+    if status_code_of(exc) == 404:
+        return (
+            f"Check the model name (GRAPHFLOW_MODEL or 'openai:<model>'): the endpoint does not "
+            f"serve {name!r}, or OPENAI_BASE_URL lacks its /v1 suffix"
+        )
+    return "Check the model name and the model_settings sent to this endpoint"
+
+
+def explain_model_error(
+    exc: BaseException,
+    *,
+    agent: str,
+    model: Any,
+    config: Any = None,
+    agent_path: str | None = None,
+) -> ModelCallError | None:
+    """The graphflow error for a failed model call, or None when `exc` is not one.
+
+    Args:
+        exc: what the chat model raised.
+        agent: the agent that made the call.
+        model: the chat model that was called.
+        config: the node's `RunnableConfig` (gives the agent path and the thread to resume).
+        agent_path: overrides the path read from `config`.
+    """
+    if isinstance(exc, GraphflowError) or "GraphBubbleUp" in _names(exc):
+        return None
+    kind = _kind(exc)
+    if kind is None:
+        return None
+    path = agent_path or agent_path_of(agent, config)
+    name = model_name_of(model)
+    url, shown = _endpoint(model)
+    code = status_code_of(exc)
+    retries = getattr(model, "max_retries", None)
+    retryable = kind in (ModelConnectionError, ModelTimeoutError, ModelRateLimitError)
+    retryable = retryable or kind is ModelServerError
+    after = (
+        f", after {retries} retries" if retryable and isinstance(retries, int) and retries else ""
+    )
+    what = {
+        ModelConnectionError: "cannot reach the model endpoint",
+        ModelTimeoutError: "the model endpoint did not answer in time"
+        + (
+            f" ({model.request_timeout:g} s)"
+            if isinstance(getattr(model, "request_timeout", None), int | float)
+            else ""
+        ),
+        ModelAuthError: f"the model endpoint refused the credentials (HTTP {code})",
+        ModelRateLimitError: "the model endpoint is rate limiting (HTTP 429)",
+        ModelServerError: f"the model endpoint failed (HTTP {code})",
+        ModelRequestError: f"the model endpoint rejected the request (HTTP {code})",
+    }[kind]
+    thread = ((config or {}).get("configurable") or {}).get("thread_id")
+    resume = (
+        f" Resume the run with `graphflow resume <file.py:agent> {thread}` or "
+        f"agent.resume({thread!r})."
+        if thread
+        else ""
+    )
+    message = (
+        f"Agent `{path}`: {what} (model {name!r} at {shown}{after}): {_detail(exc)}. "
+        f"{_fix(kind, exc, model, name)}.{resume}"
+    )
+    return kind(
+        message,
+        agent=agent,
+        agent_path=path,
+        model=name,
+        base_url=url,
+        status_code=code,
+        thread_id=thread,
+        retryable=retryable,
+    )
+
+
+@contextmanager
+def model_call_errors(*, agent: str, model: Any, config: Any = None) -> Iterator[None]:
+    """Re-raise a failed model call inside the block as its `ModelCallError` (see above)."""
+    try:
+        yield
+    except Exception as exc:
+        explained = explain_model_error(exc, agent=agent, model=model, config=config)
+        if explained is None:
+            raise
+        raise explained from exc

@@ -1,0 +1,586 @@
+"""A local OpenAI-compatible `/v1/chat/completions` server for tests (stdlib `http.server`).
+
+Replies are deterministic and follow the request:
+
+* a named `tool_choice` is called; otherwise, when tools are offered and no tool result came
+  after the last user message, the **first** tool is called once; after a tool result,
+  `tool_choice="required"` calls the **last** tool (a final-answer tool);
+* else a text reply: a valid instance of the `response_format` JSON schema, or of a schema
+  written in a system message after "JSON schema:", else an echo of the last user message
+  (padded to `PAD_WORDS` words, cut to the token limit the behaviour reads, one token = one word).
+
+Generated values: an `enum` picks the value named in the last user message (else the first),
+strings named like a query carry the user's text, numbers are 1, arrays hold one item.
+
+Behaviours (`OpenAIServer(behaviour=...)`, switchable while running):
+
+* `openai_strict` — OpenAI's validation: unknown fields, unanswered tool calls, `null` content
+  without tool calls, `json_object` without the word JSON, a malformed `json_schema` → 400.
+* `no_json_schema` — `response_format` of type json_schema → 500 "Input should be 'text' or
+  'json_object'" (llama-cpp-python's server).
+* `no_null_content` — any message with `content: null` → 500 "Input should be a valid string".
+* `repeat_tool_names` — streamed tool-call chunks all repeat the tool's name (llama.cpp).
+* `ignore_max_completion_tokens` — only `max_tokens` limits the reply.
+* `flaky_429` — 429 then 200: every other request (the first included) gets a 429.
+* `drop_connection` — every other request (the first included) is dropped without a reply.
+
+(Alternating, not keyed to the SDK's retry counter, so a retry by a `ModelRetry` hook — a new
+SDK call — is answered too.)
+
+Error modes for error tests: `auth_error` (401), `server_error` (500 always), `unknown_model`
+(404), `slow` (sleeps `delay` seconds before answering).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import threading
+import time
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+BEHAVIOURS = (
+    "openai_strict",
+    "no_json_schema",
+    "no_null_content",
+    "repeat_tool_names",
+    "ignore_max_completion_tokens",
+    "flaky_429",
+    "drop_connection",
+)
+ERROR_MODES = ("auth_error", "server_error", "unknown_model", "slow")
+PAD_WORDS = 40
+
+_OPENAI_FIELDS = {
+    "model", "messages", "stream", "stream_options", "tools", "tool_choice",
+    "parallel_tool_calls", "response_format", "temperature", "top_p", "n", "stop",
+    "max_tokens", "max_completion_tokens", "presence_penalty", "frequency_penalty",
+    "logit_bias", "logprobs", "top_logprobs", "seed", "user", "metadata", "store",
+    "service_tier", "reasoning_effort", "modalities", "prediction", "audio",
+    "web_search_options", "verbosity", "prompt_cache_key", "safety_identifier",
+}  # fmt: skip
+_QUERY_NAMES = {"query", "q", "request", "input", "text", "topic", "question", "product"}
+
+
+@dataclass
+class Received:
+    """One HTTP request the server received."""
+
+    body: dict[str, Any]
+    retry: int
+    """The openai SDK's `x-stainless-retry-count` (0 for a first attempt)."""
+    headers: dict[str, str]
+    outcome: str = "pending"
+    """`answered`, `dropped` or the error status as text."""
+
+    @property
+    def roles(self) -> list[str]:
+        return [m.get("role", "?") for m in self.body.get("messages", [])]
+
+
+class _Reject(Exception):
+    def __init__(self, status: int, payload: dict[str, Any]) -> None:
+        super().__init__(status)
+        self.status = status
+        self.payload = payload
+
+
+def _error(message: str, *, kind: str = "invalid_request_error", param: str | None = None):
+    return {"error": {"message": message, "type": kind, "param": param, "code": None}}
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return ""
+
+
+# -- JSON schema instances ---------------------------------------------------------------------
+
+
+def instance(schema: dict[str, Any], root: dict[str, Any], hint: str, name: str = "") -> Any:
+    """A valid instance of `schema` (refs resolved against `root`), steered by `hint`."""
+    if "$ref" in schema:
+        target: Any = root
+        for part in schema["$ref"].lstrip("#/").split("/"):
+            target = target[part]
+        return instance(target, root, hint, name)
+    if "const" in schema:
+        return schema["const"]
+    if "enum" in schema:
+        lowered = hint.lower()
+        named = [v for v in schema["enum"] if isinstance(v, str) and v.lower() in lowered]
+        return named[0] if named else schema["enum"][0]
+    for key in ("anyOf", "oneOf", "allOf"):
+        if key in schema:
+            options = [s for s in schema[key] if s.get("type") != "null"] or schema[key]
+            return instance(options[0], root, hint, name)
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind is None and "properties" in schema:
+        kind = "object"
+    if kind == "object":
+        props = schema.get("properties") or {}
+        return {k: instance(v, root, hint, k) for k, v in props.items()}
+    if kind == "array":
+        count = max(1, int(schema.get("minItems", 1)))
+        return [instance(schema.get("items") or {}, root, hint, name) for _ in range(count)]
+    if kind == "integer":
+        return max(1, int(schema.get("minimum", 1)))
+    if kind == "number":
+        return float(max(1, schema.get("minimum", 1)))
+    if kind == "boolean":
+        return True
+    if kind == "null":
+        return None
+    if kind == "string" or kind is None:
+        text = hint.strip()[:80] if name.lower() in _QUERY_NAMES and hint.strip() else name
+        text = text or "value"
+        return text.ljust(int(schema.get("minLength", 0)), "x")
+    return None
+
+
+def _prompt_schema(messages: list[dict[str, Any]]) -> dict[str, Any] | None:
+    for message in messages:
+        if message.get("role") not in ("system", "developer"):
+            continue
+        text = _text_of(message.get("content"))
+        at = text.find("JSON schema:")
+        if at < 0:
+            continue
+        start = text.find("{", at)
+        try:
+            value, _ = json.JSONDecoder().raw_decode(text[start:])
+        except (ValueError, IndexError):
+            continue
+        if isinstance(value, dict):
+            return value
+    return None
+
+
+# -- the server --------------------------------------------------------------------------------
+
+
+class OpenAIServer:
+    """The test server; `start()` binds a free port (kept across `stop()`/`start()`)."""
+
+    def __init__(self, behaviour: str = "openai_strict", *, delay: float = 0.0) -> None:
+        if behaviour not in (*BEHAVIOURS, *ERROR_MODES):
+            raise ValueError(f"unknown behaviour {behaviour!r}")
+        self.behaviour = behaviour
+        self.delay = delay
+        self.requests: list[Received] = []
+        self.port = 0
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._ids = 0
+        self._flaky = 0
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def answered(self) -> list[Received]:
+        """Requests that got a completion."""
+        return [r for r in self.requests if r.outcome == "answered"]
+
+    def start(self) -> OpenAIServer:
+        handler = type("Handler", (_Handler,), {"app": self})
+        self._httpd = _QuietServer(("127.0.0.1", self.port), handler)
+        self._httpd.daemon_threads = True
+        self.port = self._httpd.server_address[1]
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> OpenAIServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def next_id(self) -> int:
+        with self._lock:
+            self._ids += 1
+            return self._ids
+
+    def fails_now(self) -> bool:
+        """For the alternating behaviours: whether this request is one that fails."""
+        with self._lock:
+            self._flaky += 1
+            return self._flaky % 2 == 1
+
+    # -- request handling ------------------------------------------------------------------------
+
+    def validate(self, body: dict[str, Any]) -> None:
+        messages = body.get("messages")
+        if not isinstance(body.get("model"), str) or not isinstance(messages, list):
+            raise _Reject(400, _error("'model' and 'messages' are required"))
+        behaviour = self.behaviour
+        fmt = body.get("response_format") or {}
+        if behaviour == "no_json_schema" and fmt.get("type") not in (None, "text", "json_object"):
+            raise _Reject(
+                500,
+                {
+                    "detail": [
+                        {
+                            "type": "literal_error",
+                            "loc": ["body", "response_format", "type"],
+                            "msg": "Input should be 'text' or 'json_object'",
+                            "input": fmt.get("type"),
+                        }
+                    ]
+                },
+            )
+        if behaviour == "no_null_content":
+            for i, message in enumerate(messages):
+                if message.get("content") is None:
+                    raise _Reject(
+                        500,
+                        {
+                            "detail": [
+                                {
+                                    "type": "string_type",
+                                    "loc": ["body", "messages", i, "content"],
+                                    "msg": "Input should be a valid string",
+                                    "input": None,
+                                }
+                            ]
+                        },
+                    )
+        if behaviour == "openai_strict":
+            self._validate_strict(body, messages, fmt)
+
+    def _validate_strict(
+        self, body: dict[str, Any], messages: list[dict[str, Any]], fmt: dict[str, Any]
+    ) -> None:
+        unknown = sorted(set(body) - _OPENAI_FIELDS)
+        if unknown:
+            raise _Reject(400, _error(f"Unrecognized request argument supplied: {unknown[0]}"))
+        pending: set[str] = set()
+        for i, message in enumerate(messages):
+            role, content = message.get("role"), message.get("content")
+            if role == "tool":
+                if message.get("tool_call_id") not in pending:
+                    raise _Reject(
+                        400,
+                        _error(
+                            "Invalid parameter: messages with role 'tool' must be a response to "
+                            "a preceeding message with 'tool_calls'.",
+                            param=f"messages.[{i}].role",
+                        ),
+                    )
+                pending.discard(message["tool_call_id"])
+                continue
+            if pending:
+                raise _Reject(
+                    400,
+                    _error(
+                        "An assistant message with 'tool_calls' must be followed by tool "
+                        "messages responding to each 'tool_call_id'. The following tool_call_ids "
+                        f"did not have response messages: {', '.join(sorted(pending))}",
+                        param="messages",
+                    ),
+                )
+            calls = message.get("tool_calls") or []
+            if content is None and not (role == "assistant" and calls):
+                raise _Reject(
+                    400,
+                    _error(
+                        "Invalid value for 'content': expected a string, got null.",
+                        param=f"messages.[{i}].content",
+                    ),
+                )
+            pending = {c["id"] for c in calls}
+        if pending:
+            raise _Reject(400, _error("tool_call_ids did not have response messages"))
+        if fmt.get("type") == "json_object" and not any(
+            "json" in _text_of(m.get("content")).lower() for m in messages
+        ):
+            raise _Reject(
+                400,
+                _error(
+                    "'messages' must contain the word 'json' in some form, to use "
+                    "'response_format' of type 'json_object'.",
+                    param="messages",
+                ),
+            )
+        if fmt.get("type") == "json_schema":
+            spec = fmt.get("json_schema") or {}
+            if not spec.get("name") or not isinstance(spec.get("schema"), dict):
+                raise _Reject(
+                    400,
+                    _error(
+                        "Missing required parameter: 'response_format.json_schema.name'.",
+                        param="response_format",
+                    ),
+                )
+        if body.get("tool_choice") not in (None, "none", "auto") and not body.get("tools"):
+            raise _Reject(
+                400,
+                _error(
+                    "Invalid value for 'tool_choice': 'tool_choice' is only allowed when "
+                    "'tools' are specified.",
+                    param="tool_choice",
+                ),
+            )
+
+    def limit(self, body: dict[str, Any]) -> int | None:
+        if self.behaviour == "ignore_max_completion_tokens":
+            return body.get("max_tokens")
+        return body.get("max_completion_tokens") or body.get("max_tokens")
+
+    def compose(self, body: dict[str, Any]) -> tuple[str | None, list[dict[str, Any]], str]:
+        """(content, tool calls, finish reason) for a validated request."""
+        messages = body["messages"]
+        users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
+        last_user = users[-1] if users else -1
+        hint = _text_of(messages[last_user].get("content")) if users else ""
+        answered = any(m.get("role") == "tool" for m in messages[last_user + 1 :])
+        tools = [t["function"] for t in body.get("tools") or [] if t.get("type") == "function"]
+        choice = body.get("tool_choice")
+        chosen: dict[str, Any] | None = None
+        if isinstance(choice, dict):
+            name = (choice.get("function") or {}).get("name")
+            chosen = next((t for t in tools if t["name"] == name), None)
+        elif tools and choice != "none" and not answered:
+            chosen = tools[0]
+        elif tools and choice == "required":
+            chosen = tools[-1]
+        if chosen is not None:
+            params = chosen.get("parameters") or {"type": "object", "properties": {}}
+            args = instance(params, params, hint)
+            call = {
+                "id": f"call_{self.next_id()}",
+                "type": "function",
+                "function": {"name": chosen["name"], "arguments": json.dumps(args)},
+            }
+            return None, [call], "tool_calls"
+        fmt = body.get("response_format") or {}
+        schema = (
+            (fmt.get("json_schema") or {}).get("schema")
+            if fmt.get("type") == "json_schema"
+            else None
+        )
+        schema = schema or _prompt_schema(messages)
+        if schema is not None:
+            return json.dumps(instance(schema, schema, hint)), [], "stop"
+        words = f"{body['model']} answers: {hint}".split()
+        words += [f"more{i}" for i in range(max(0, PAD_WORDS - len(words)))]
+        limit = self.limit(body)
+        if isinstance(limit, int) and len(words) > limit:
+            return " ".join(words[:limit]), [], "length"
+        return " ".join(words), [], "stop"
+
+
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # a client that went away mid-reply (a timeout test) is expected: no traceback on stderr
+        pass
+
+
+class _Handler(BaseHTTPRequestHandler):
+    app: OpenAIServer
+    server_version = "graphflow-test-openai/1.0"
+
+    def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
+        pass
+
+    def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Connection", "close")
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/") == "/v1/models":
+            self._send(200, {"object": "list", "data": [{"id": "test-model", "object": "model"}]})
+        else:
+            self._send(404, _error(f"no route {self.path}"))
+
+    def do_POST(self) -> None:
+        app = self.app
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length)
+        if self.path.rstrip("/") != "/v1/chat/completions":
+            self._send(404, _error(f"no route {self.path}"))
+            return
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            self._send(400, _error("We could not parse the JSON body of your request."))
+            return
+        received = Received(
+            body=body,
+            retry=int(self.headers.get("x-stainless-retry-count", 0)),
+            headers={k.lower(): v for k, v in self.headers.items()},
+        )
+        app.requests.append(received)
+        behaviour = app.behaviour
+        flaky = behaviour in ("drop_connection", "flaky_429") and app.fails_now()
+        if behaviour == "drop_connection" and flaky:
+            received.outcome = "dropped"
+            self.close_connection = True
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            return
+        quick_retry = {"retry-after-ms": "10"}  # keeps the SDK's retries fast in tests
+        if behaviour == "flaky_429" and flaky:
+            received.outcome = "429"
+            payload = _error("Rate limit reached for requests", kind="requests")
+            self._send(429, payload, quick_retry)
+            return
+        if behaviour == "auth_error":
+            received.outcome = "401"
+            self._send(401, _error("Incorrect API key provided: sk-test****.", param=None))
+            return
+        if behaviour == "server_error":
+            received.outcome = "500"
+            self._send(
+                500,
+                _error(
+                    "The server had an error while processing your request.", kind="server_error"
+                ),
+                quick_retry,
+            )
+            return
+        if behaviour == "unknown_model":
+            received.outcome = "404"
+            model = body.get("model")
+            self._send(
+                404,
+                _error(
+                    f"The model `{model}` does not exist or you do not have access to it.",
+                    param="model",
+                ),
+            )
+            return
+        if behaviour == "slow":
+            time.sleep(app.delay)
+        try:
+            app.validate(body)
+        except _Reject as rejection:
+            received.outcome = str(rejection.status)
+            self._send(rejection.status, rejection.payload, quick_retry)
+            return
+        content, calls, finish = app.compose(body)
+        received.outcome = "answered"
+        if body.get("stream"):
+            self._stream(body, content, calls, finish)
+        else:
+            self._send(200, _completion(body, content, calls, finish, app.next_id()))
+
+    def _stream(
+        self, body: dict[str, Any], content: str | None, calls: list[dict[str, Any]], finish: str
+    ) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        cid = f"chatcmpl-{self.app.next_id()}"
+        repeat = self.app.behaviour == "repeat_tool_names"
+
+        def emit(
+            delta: dict[str, Any] | None, reason: str | None = None, usage: Any = None
+        ) -> None:
+            chunk: dict[str, Any] = {
+                "id": cid,
+                "object": "chat.completion.chunk",
+                "created": 0,
+                "model": body["model"],
+                "choices": []
+                if delta is None
+                else [{"index": 0, "delta": delta, "finish_reason": reason}],
+            }
+            if usage is not None:
+                chunk["usage"] = usage
+            self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+            self.wfile.flush()
+
+        emit({"role": "assistant", "content": ""})
+        for token in re.findall(r"\S+\s*", content or ""):
+            emit({"content": token})
+        for index, call in enumerate(calls):
+            name, args = call["function"]["name"], call["function"]["arguments"]
+            emit(
+                {
+                    "tool_calls": [
+                        {
+                            "index": index,
+                            "id": call["id"],
+                            "type": "function",
+                            "function": {"name": name, "arguments": ""},
+                        }
+                    ]
+                }
+            )
+            for start in range(0, len(args), 8):
+                piece: dict[str, Any] = {
+                    "index": index,
+                    "function": {"arguments": args[start : start + 8]},
+                }
+                if repeat:
+                    piece.update(id=call["id"], type="function")
+                    piece["function"]["name"] = name
+                emit({"tool_calls": [piece]})
+        emit({}, finish)
+        if (body.get("stream_options") or {}).get("include_usage"):
+            emit(None, usage=_usage(body, content, calls))
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
+
+
+def _usage(
+    body: dict[str, Any], content: str | None, calls: list[dict[str, Any]]
+) -> dict[str, int]:
+    prompt = sum(len(_text_of(m.get("content")).split()) for m in body["messages"])
+    completion = len((content or "").split()) + sum(
+        len(c["function"]["arguments"]) // 4 for c in calls
+    )
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
+
+
+def _completion(
+    body: dict[str, Any], content: str | None, calls: list[dict[str, Any]], finish: str, n: int
+) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if calls:
+        message["tool_calls"] = calls
+    return {
+        "id": f"chatcmpl-{n}",
+        "object": "chat.completion",
+        "created": 0,
+        "model": body["model"],
+        "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
+        "usage": _usage(body, content, calls),
+    }
