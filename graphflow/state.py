@@ -12,10 +12,11 @@ with `gf_` and never reach a user or a parent graph.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Annotated, Any, TypedDict
 
 from langchain_core.messages import AnyMessage
+from langgraph.channels.delta import DeltaChannel
 from langgraph.graph.message import add_messages
 
 __all__ = (
@@ -36,6 +37,7 @@ __all__ = (
     "STOP",
     "TOOL_CALL",
     "TOOL_HISTORY",
+    "add_message_batches",
     "build_state_schema",
     "is_private",
     "last_write",
@@ -111,8 +113,18 @@ def last_write(old: Any, new: Any) -> Any:
     return new
 
 
+def add_message_batches(messages: list[AnyMessage], writes: Sequence[Any]) -> list[AnyMessage]:
+    """`add_messages` over a batch of writes, in order (the reducer a `DeltaChannel` takes)."""
+    for write in writes:
+        messages = add_messages(messages, write)  # type: ignore[assignment]
+    return messages
+
+
 _BASE_FIELDS: dict[str, Any] = {
-    MESSAGES: Annotated[list[AnyMessage], add_messages],
+    # the conversation is stored as the messages each step added, not as a new copy of the
+    # whole list at every checkpoint (LangGraph's DeltaChannel): a long ReAct run's checkpoints
+    # stay small, and a 1 MB input is stored once, not once per step
+    MESSAGES: Annotated[list[AnyMessage], DeltaChannel(add_message_batches)],
     LOOP_ITERATION: int,
     AGENT_STATUS: Annotated[dict[str, str], merge_dicts],
     EXIT_LOOP: Annotated[bool, last_write],

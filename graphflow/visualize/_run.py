@@ -196,16 +196,18 @@ def _count(root: Agent, saver: Any, thread_id: str) -> dict[str, _Counts]:
             entry.loop_passes += max(passes) + 1 if passes else 0
         if agent.sub_agents_list:
             continue  # a flow's messages are its sub-agents' answers
-        with_messages = [v[MESSAGES] for v in values if v.get(MESSAGES) is not None]
-        if not with_messages:
-            continue
-        baseline = {m.id for m in with_messages[0]}
-        for message in with_messages[-1]:
-            if message.id in baseline or message.id in entry.seen:
-                continue
-            entry.seen.add(message.id)
-            if isinstance(message, AIMessage):
-                entry.model_calls += 1
-            elif isinstance(message, ToolMessage):
-                entry.tool_calls += 1
+        # the messages the agent's own steps wrote (its input is not a write to `messages`);
+        # read from the steps' writes, so it holds however the conversation channel is stored
+        for tup in tuples:
+            for _task, channel, value in tup.pending_writes or ():
+                if channel != MESSAGES:
+                    continue
+                for message in value if isinstance(value, list) else [value]:
+                    if getattr(message, "id", None) in entry.seen:
+                        continue
+                    entry.seen.add(getattr(message, "id", None) or id(message))
+                    if isinstance(message, AIMessage):
+                        entry.model_calls += 1
+                    elif isinstance(message, ToolMessage):
+                        entry.tool_calls += 1
     return counts
