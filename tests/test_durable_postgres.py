@@ -169,7 +169,7 @@ def test_two_workers_share_one_postgres(pg_url, tmp_path):
     b = worker("B")
     assert b.returncode == 0, b.stderr[-2000:]
     seen = json.loads(b.stdout.strip().splitlines()[-1])
-    assert seen["before"] == ["running", "draft"]
+    assert seen["before"] == ["crashed", "draft"]  # A died holding the lease
     assert seen["after"] == ["interrupted", "approve"]
     c = worker("C")
     assert c.returncode == 0, c.stderr[-2000:]
