@@ -116,7 +116,7 @@ def last_write(old: Any, new: Any) -> Any:
 def add_message_batches(messages: list[AnyMessage], writes: Sequence[Any]) -> list[AnyMessage]:
     """`add_messages` over a batch of writes, in order (the reducer a `DeltaChannel` takes)."""
     for write in writes:
-        messages = add_messages(messages, write)  # type: ignore[assignment]
+        messages = add_messages(messages, write)  # type: ignore[assignment,arg-type]
     return messages
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
+import re
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
@@ -12,7 +15,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graphflow.checkpoint.serde import safe_serializer
-from graphflow.exceptions import GraphflowConfigError
+from graphflow.exceptions import CheckpointStoreError, GraphflowConfigError
 
 __all__ = ("needs_async_saver", "open_async_checkpointer", "resolve_checkpointer")
 
@@ -21,17 +24,83 @@ _SQLITE = "sqlite:///"
 _MEMORY = ("memory:", "memory://")
 
 
+PG_CONNECT_TIMEOUT_ENV = "GRAPHFLOW_PG_CONNECT_TIMEOUT"
+"""Seconds to wait for PostgreSQL before a clear error (default 5)."""
+
+
+def _store_error(spec: str, path: str, problem: str, fix: str) -> CheckpointStoreError:
+    return CheckpointStoreError(
+        f"checkpointer {spec!r}: {problem} (path {path}); {fix}", store=spec
+    )
+
+
 def _sqlite_path(spec: str) -> str:
+    """The file of a `sqlite:///` URL, checked: its folder exists or can be made, it is writable."""
     path = spec[len(_SQLITE) :]
     if "?" in path:
         raise GraphflowConfigError(
             f"checkpointer URL {spec!r}: query parameters are not supported; use "
             "sqlite:///path/to/runs.db"
         )
-    path = str(Path(path).expanduser()) if path.startswith("~") else path
-    if path != ":memory:":
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-    return path
+    if not path.strip():
+        raise GraphflowConfigError(
+            f"checkpointer URL {spec!r} names no file; write sqlite:///runs.db (relative to the "
+            "working directory) or sqlite:////absolute/path/runs.db"
+        )
+    if path == ":memory:":
+        return path
+    target = Path(path).expanduser()
+    if target.is_dir():
+        raise _store_error(spec, str(target), "that is a directory", "name a file inside it")
+    parent = target.parent
+    for ancestor in (parent, *parent.parents):
+        if ancestor.exists():
+            if not ancestor.is_dir():
+                raise _store_error(
+                    spec, str(target), f"{ancestor} is a file, not a folder", "choose another path"
+                )
+            break
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _store_error(
+            spec, str(target), f"its folder cannot be made ({exc.strerror})", "choose another path"
+        ) from None
+    writable = os.access(target, os.W_OK) if target.exists() else os.access(parent, os.W_OK)
+    if not writable:
+        raise _store_error(
+            spec,
+            str(target),
+            "it is read-only for this process",
+            "choose a writable location, or fix its permissions",
+        )
+    return str(target)
+
+
+def _open_sqlite(spec: str, path: str) -> sqlite3.Connection:
+    """A connection to an SQLite file that is checked to be a usable database."""
+    try:
+        conn = sqlite3.connect(path, check_same_thread=False, timeout=30)
+        conn.execute("PRAGMA schema_version").fetchone()  # reads the header: not-a-db fails here
+        pages = conn.execute("PRAGMA page_count").fetchone()[0]
+        size = conn.execute("PRAGMA page_size").fetchone()[0]
+    except sqlite3.DatabaseError as exc:
+        raise _store_error(
+            spec,
+            path,
+            f"the file is not a usable SQLite database ({exc})",
+            "point the URL at another file, or move this one away (a new file is created)",
+        ) from None
+    actual = Path(path).stat().st_size if Path(path).exists() else 0
+    if actual < pages * size:
+        conn.close()
+        raise _store_error(
+            spec,
+            path,
+            f"the database is truncated ({actual} bytes of {pages * size})",
+            "restore it from a backup, or point the URL at another file",
+        )
+    return conn
 
 
 def _unsupported(spec: Any) -> GraphflowConfigError:
@@ -74,9 +143,14 @@ def resolve_checkpointer(spec: Any, *, allowed_types: Iterable[type] = ()) -> An
     if spec.startswith(_SQLITE):
         from langgraph.checkpoint.sqlite import SqliteSaver
 
-        conn = sqlite3.connect(_sqlite_path(spec), check_same_thread=False)
-        saver = SqliteSaver(conn, serde=serde)
-        saver.setup()
+        path = _sqlite_path(spec)
+        saver = SqliteSaver(_open_sqlite(spec, path), serde=serde)
+        try:
+            saver.setup()
+        except sqlite3.DatabaseError as exc:
+            raise _store_error(
+                spec, path, f"its tables cannot be created ({exc})", "check the file"
+            ) from None
         return saver
     if spec.startswith(_POSTGRES):
         try:
@@ -85,15 +159,67 @@ def resolve_checkpointer(spec: Any, *, allowed_types: Iterable[type] = ()) -> An
             from psycopg_pool import ConnectionPool
         except ImportError as exc:
             raise _postgres_missing(exc) from exc
+        timeout = _pg_timeout()
+        _probe_postgres(spec, timeout)
         pool = ConnectionPool(
             spec,
-            kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
-            open=True,
+            kwargs={
+                "autocommit": True,
+                "prepare_threshold": 0,
+                "row_factory": dict_row,
+                "connect_timeout": max(1, int(timeout)),
+            },
+            timeout=timeout,
+            reconnect_timeout=timeout,
+            open=False,
         )
-        psaver = PostgresSaver(pool, serde=serde)  # type: ignore[arg-type]
-        psaver.setup()
+        try:
+            pool.open(wait=True, timeout=timeout)
+            psaver = PostgresSaver(pool, serde=serde)  # type: ignore[arg-type]
+            psaver.setup()
+        except Exception as exc:
+            pool.close()
+            raise _pg_unreachable(spec, timeout, exc) from None
         return psaver
     raise _unsupported(spec)
+
+
+def _pg_timeout() -> float:
+    raw = os.environ.get(PG_CONNECT_TIMEOUT_ENV, "5")
+    try:
+        return max(0.5, float(raw))
+    except ValueError:
+        raise GraphflowConfigError(
+            f"{PG_CONNECT_TIMEOUT_ENV}={raw!r} is not a number of seconds"
+        ) from None
+
+
+def _probe_postgres(spec: str, timeout: float) -> None:
+    """Connect once, directly: an unreachable server fails at once, with its own reason.
+
+    (A pool would retry in the background and log each attempt until its timeout.)
+    """
+    import psycopg
+
+    try:
+        psycopg.connect(spec, connect_timeout=max(1, int(timeout))).close()
+    except psycopg.Error as exc:
+        raise _pg_unreachable(spec, timeout, exc) from None
+
+
+def _safe_url(spec: str) -> str:
+    # never print a password
+    return re.sub(r"://([^:/@]+):[^@]*@", r"://\1:***@", spec)
+
+
+def _pg_unreachable(spec: str, timeout: float, exc: BaseException) -> CheckpointStoreError:
+    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return CheckpointStoreError(
+        f"checkpointer {_safe_url(spec)!r}: PostgreSQL cannot be reached (waited at most "
+        f"{timeout:g} s: {reason}); check that the server runs and the URL's host, port, database and "
+        f"credentials (wait longer with {PG_CONNECT_TIMEOUT_ENV}=seconds)",
+        store=_safe_url(spec),
+    )
 
 
 def needs_async_saver(spec: Any) -> bool:
@@ -126,7 +252,9 @@ async def _build_async(
         import aiosqlite
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-        conn = await aiosqlite.connect(_sqlite_path(spec))
+        path = _sqlite_path(spec)
+        _open_sqlite(spec, path).close()  # the same checks as the sync saver
+        conn = await aiosqlite.connect(path, timeout=30)
         saver = AsyncSqliteSaver(conn, serde=serde)
         await saver.setup()
         return saver, conn.close
@@ -136,13 +264,26 @@ async def _build_async(
         from psycopg_pool import AsyncConnectionPool
     except ImportError as exc:
         raise _postgres_missing(exc) from exc
+    timeout = _pg_timeout()
+    await asyncio.to_thread(_probe_postgres, spec, timeout)
     pool = AsyncConnectionPool(
         spec,
         min_size=1,
-        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+        kwargs={
+            "autocommit": True,
+            "prepare_threshold": 0,
+            "row_factory": dict_row,
+            "connect_timeout": max(1, int(timeout)),
+        },
+        timeout=timeout,
+        reconnect_timeout=timeout,
         open=False,
     )
-    await pool.open()
-    psaver = AsyncPostgresSaver(pool, serde=serde)  # type: ignore[arg-type]
-    await psaver.setup()
+    try:
+        await pool.open(wait=True, timeout=timeout)
+        psaver = AsyncPostgresSaver(pool, serde=serde)  # type: ignore[arg-type]
+        await psaver.setup()
+    except Exception as exc:
+        await pool.close()
+        raise _pg_unreachable(spec, timeout, exc) from None
     return psaver, pool.close

@@ -205,7 +205,7 @@ def _count(root: Agent, saver: Any, thread_id: str) -> dict[str, _Counts]:
                 for message in value if isinstance(value, list) else [value]:
                     if getattr(message, "id", None) in entry.seen:
                         continue
-                    entry.seen.add(getattr(message, "id", None) or id(message))
+                    entry.seen.add(str(getattr(message, "id", None) or id(message)))
                     if isinstance(message, AIMessage):
                         entry.model_calls += 1
                     elif isinstance(message, ToolMessage):
