@@ -1,4 +1,9 @@
-"""graphflow: declarative multi-agent teams that compile to one LangGraph `StateGraph`."""
+"""graphflow: declarative multi-agent teams that compile to one LangGraph `StateGraph`.
+
+This module is the public surface, and the one place that wires graphflow's layers together:
+it registers the built-in strategies (by importing `graphflow.strategies`) and installs the run
+facade agents delegate to (see `graphflow.agents._runtime`).
+"""
 
 from graphflow.agents import (
     Agent,
@@ -11,20 +16,50 @@ from graphflow.agents import (
     output_contains,
 )
 from graphflow.agents._runtime import install as _install_runtime
-from graphflow.checkpoint import CheckpointInfo, CheckpointTypeError, RunInfo
+from graphflow.checkpoint import CheckpointInfo, RunInfo, allow_types
+from graphflow.context import (
+    ContextStats,
+    HybridContext,
+    LoopBreaker,
+    ObservationMasking,
+    Summarization,
+    count_tokens,
+)
 from graphflow.exceptions import (
     AgentRunError,
+    AgentSpecError,
     CallLimitExceeded,
+    CheckpointStoreError,
+    CheckpointTypeError,
     DataflowError,
     GraphflowConfigError,
     GraphflowError,
+    InputError,
     InstructionTemplateError,
+    InvalidToolParamError,
+    MCPConnectionError,
+    ModelAuthError,
+    ModelCallError,
     ModelCallLimitExceeded,
+    ModelConnectionError,
+    ModelRateLimitError,
+    ModelRequestError,
+    ModelServerError,
+    ModelTimeoutError,
+    OffloadKeyError,
     OutputValidationError,
     ParallelBranchError,
+    RendererMissingError,
     RoutingError,
+    RunNotFoundError,
+    RunStateError,
+    StateValueError,
+    ThreadBusyError,
     ToolCallLimitExceeded,
     ToolError,
+    ToolPermissionError,
+    ToolResourceNotFoundError,
+    ToolTimeoutError,
 )
 from graphflow.hooks import (
     AgentContext,
@@ -42,26 +77,31 @@ from graphflow.hooks import (
     ToolHook,
 )
 from graphflow.messages import instruction_message, is_instruction
-from graphflow.runtime import Runtime
+from graphflow.models import openai_model
+from graphflow.runtime import Runtime as _Runtime
+from graphflow.spec import SpecError, load_spec
 from graphflow.strategies import (
     BuildContext,
     FlowGraphBuilder,
     FlowGraphBuildingStrategy,
     register_strategy,
 )
-from graphflow.tools import exit_loop
+from graphflow.tools import ToolErrorType, ToolPolicy, ToolResult, exit_loop, tool_result
 
-_install_runtime(Runtime())
+_install_runtime(_Runtime())
 
 __all__ = (
     "Agent",
     "AgentContext",
     "AgentHook",
     "AgentRunError",
+    "AgentSpecError",
     "BuildContext",
     "CallLimitExceeded",
     "CheckpointInfo",
+    "CheckpointStoreError",
     "CheckpointTypeError",
+    "ContextStats",
     "DataflowError",
     "FlowGraphBuilder",
     "FlowGraphBuildingStrategy",
@@ -70,33 +110,65 @@ __all__ = (
     "GraphflowError",
     "HookResult",
     "HumanApproval",
+    "HybridContext",
+    "InputError",
     "InstructionTemplateError",
+    "InvalidToolParamError",
     "LlmRoutingAgent",
     "LoggingHook",
     "LoopAgent",
+    "LoopBreaker",
+    "MCPConnectionError",
+    "ModelAuthError",
+    "ModelCallError",
     "ModelCallLimit",
     "ModelCallLimitExceeded",
+    "ModelConnectionError",
     "ModelFallback",
     "ModelHook",
+    "ModelRateLimitError",
     "ModelRequest",
+    "ModelRequestError",
     "ModelRetry",
+    "ModelServerError",
+    "ModelTimeoutError",
+    "ObservationMasking",
+    "OffloadKeyError",
     "OutputValidationError",
     "ParallelAgent",
     "ParallelBranchError",
     "ReactAgent",
+    "RendererMissingError",
     "RoutingError",
     "RunInfo",
+    "RunNotFoundError",
+    "RunStateError",
     "SequentialAgent",
+    "SpecError",
+    "StateValueError",
+    "Summarization",
+    "ThreadBusyError",
     "ToolCallLimit",
     "ToolCallLimitExceeded",
     "ToolCallRequest",
     "ToolError",
+    "ToolErrorType",
     "ToolHook",
+    "ToolPermissionError",
+    "ToolPolicy",
+    "ToolResourceNotFoundError",
+    "ToolResult",
+    "ToolTimeoutError",
+    "allow_types",
+    "count_tokens",
     "exit_loop",
     "instruction_message",
     "is_instruction",
+    "load_spec",
+    "openai_model",
     "output_contains",
     "register_strategy",
+    "tool_result",
 )
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

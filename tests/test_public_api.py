@@ -17,6 +17,14 @@ PUBLIC_MODULES = [
     "graphflow.instructions",
     "graphflow.state",
     "graphflow.checkpoint",
+    "graphflow.context",
+    "graphflow.events",
+    "graphflow.mcp",
+    "graphflow.models",
+    "graphflow.runtime",
+    "graphflow.spec",
+    "graphflow.tools",
+    "graphflow.visualize",
 ]
 
 
