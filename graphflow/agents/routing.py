@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from pydantic import Field, model_validator
 
-from langchain_core.language_models import BaseChatModel
-from pydantic import Field, field_validator, model_validator
-
+from graphflow.agents._model_agent import ModelAgent
 from graphflow.agents.base import Agent
-from graphflow.models.resolve import check_model, resolve_model
-from graphflow.models.structured import StructuredOutput
 
 __all__ = ("LlmRoutingAgent",)
 
 
-class LlmRoutingAgent(Agent):
+class LlmRoutingAgent(ModelAgent):
     """Let a model choose one route (or several with `multi=True`), each with an optional query.
 
     The choice is structured output validated against the route names. An invalid choice is
@@ -24,8 +20,6 @@ class LlmRoutingAgent(Agent):
     `output_key` gets the chosen route's result (a dict by output key when `multi`).
     """
 
-    model: BaseChatModel | str
-    """The routing model (any LangChain chat model with `with_structured_output`)."""
     sub_agents: list[Agent] = Field(min_length=1)
     """The routes; any agent kind."""
     fallback: str | None = None
@@ -34,26 +28,6 @@ class LlmRoutingAgent(Agent):
     """Allow the model to choose several routes, run concurrently."""
     max_retries: int = Field(default=2, ge=0)
     """Re-ask the model this many times after an invalid choice."""
-    model_timeout: float | None = Field(default=600.0, gt=0)
-    """Seconds one routing call may take; then it fails with `ModelTimeoutError`."""
-    structured_output: StructuredOutput = "auto"
-    """How the choice is asked for: `auto`, `json_schema`, `function_calling`, `json_mode` or
-    `prompt` (see `graphflow.models.structured`)."""
-    model_settings: dict[str, Any] = Field(default_factory=dict)
-    """Settings of the routing model (temperature, max_tokens; for a model string also its
-    client options: base_url, api_key, timeout, max_retries...)."""
-
-    def __init__(self, /, **data: Any) -> None:
-        # checked before pydantic, so a bad model raises GraphflowConfigError itself
-        if "model" in data:
-            check_model(data["model"], agent=data.get("name"))
-        super().__init__(**data)
-
-    @field_validator("model")
-    @classmethod
-    def _valid_model(cls, value: BaseChatModel | str) -> BaseChatModel | str:
-        check_model(value)
-        return value
 
     @model_validator(mode="after")
     def _check(self) -> LlmRoutingAgent:
@@ -64,7 +38,3 @@ class LlmRoutingAgent(Agent):
                 f"({', '.join(names)})"
             )
         return self
-
-    def chat_model(self) -> BaseChatModel:
-        """The routing chat model."""
-        return resolve_model(self.model, agent=self.name, settings=self.model_settings)

@@ -92,7 +92,8 @@ def _open_sqlite(spec: str, path: str) -> sqlite3.Connection:
             "point the URL at another file, or move this one away (a new file is created)",
         ) from None
     actual = Path(path).stat().st_size if Path(path).exists() else 0
-    if actual < pages * size:
+    # (in WAL mode recent pages live in the -wal file until a checkpoint moves them over)
+    if actual < pages * size and not Path(f"{path}-wal").exists():
         conn.close()
         raise _store_error(
             spec,

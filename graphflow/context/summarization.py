@@ -82,7 +82,7 @@ class Summarization(ContextPolicy):
         if self.model is None:
             return agent_model
         if self._resolved is None:
-            from graphflow.agents.react import resolve_model
+            from graphflow.models import resolve_model
 
             self._resolved = resolve_model(self.model, agent="summarizer")
         return self._resolved
