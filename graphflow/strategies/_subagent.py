@@ -24,7 +24,7 @@ from langgraph.errors import GraphBubbleUp
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from graphflow.exceptions import ParallelBranchError
-from graphflow.state import AGENT_STATUS, EXIT_LOOP, MESSAGES, ROUTES, is_private
+from graphflow.state import AGENT_STATUS, EXIT_LOOP, LOOP_ITERATION, MESSAGES, ROUTES, is_private
 from graphflow.strategies import _branch_barrier as barrier
 from graphflow.strategies._agent_hooks import agent_hooks, guarded
 from graphflow.strategies._node import node
@@ -89,7 +89,10 @@ def subagent_node(
     consumes_exit = strategy.consumes_exit_loop
     hooks_inside = bool(agent_hooks(child))
     inline = None if hooks_inside else strategy.inline(child, ctx)
-    keys = tuple(k for k in (*ctx.keys, AGENT_STATUS) if k != MESSAGES)
+    # what the sub-agent is sent: its keys, the loop pass (its instructions may read it), and
+    # the statuses only to one that may read any key (the others' are merged back as changes)
+    base = (LOOP_ITERATION, AGENT_STATUS) if builder.reads(child) is None else (LOOP_ITERATION,)
+    keys = tuple(k for k in (*ctx.keys, *base) if k != MESSAGES)
 
     def hand_back(
         state: Mapping[str, Any], sent: dict[str, Any], own: int, result: dict[str, Any]

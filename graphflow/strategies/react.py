@@ -75,6 +75,8 @@ class ReactStrategy(FlowGraphBuildingStrategy):
         if agent.instruction:
             text = render_template(agent.template, state, agent=agent.name)
             messages.append(instruction_message(text, agent=agent.name))
+        if not ctx.is_root:
+            return {MESSAGES: messages}  # a sub-agent's graph starts empty: nothing to reset
         return {
             MESSAGES: messages,
             MODEL_CALLS: 0,
