@@ -116,7 +116,7 @@ def main(argv: list[str]) -> int:
     checkpointer = os.environ.get("GRAPHFLOW_CHECKPOINTER", "sqlite:///runs.db")
     thread_id = f"analysis-{product.lower().replace(' ', '-')}"
     for namespace, update in pipeline.stream(
-        product, thread_id=thread_id, checkpointer=checkpointer
+        product, thread_id=thread_id, checkpointer=checkpointer, stream_mode="updates"
     ):
         where = "/".join(part.split(":")[0] for part in namespace) or pipeline.name
         print(f"[{where}] {', '.join(update)}")

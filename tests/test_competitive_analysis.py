@@ -103,7 +103,7 @@ def test_competitive_analysis_ainvoke() -> None:
 
 def test_competitive_analysis_stream_yields_subgraph_events() -> None:
     pipeline, models = _pipeline()
-    events = list(pipeline.stream("Huawei Pura X", thread_id="run-2"))
+    events = list(pipeline.stream("Huawei Pura X", thread_id="run-2", stream_mode="updates"))
     assert events
     namespaces = [ns for ns, _ in events]
     assert () in namespaces  # root events

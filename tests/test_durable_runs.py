@@ -172,7 +172,12 @@ def test_async_run_uses_async_savers(tmp_path):
         await agent.ainvoke("Pura X", thread_id="a1", checkpointer=url)
         first = list(calls)
         calls.clear()
-        events = [e async for e in agent.astream(None, thread_id="a1", checkpointer=url)]
+        events = [
+            e
+            async for e in agent.astream(
+                None, thread_id="a1", checkpointer=url, stream_mode="updates"
+            )
+        ]
         # continuing without an answer re-asks: only the interrupted node runs again
         assert events and all("__interrupt__" in chunk for _ns, chunk in events)
         assert calls == ["approve"]

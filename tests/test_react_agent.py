@@ -203,7 +203,9 @@ def test_several_tool_calls_run_as_separate_concurrent_tasks_in_call_order():
         output_key="o",
         default_tool_policy=ToolPolicy(parallel_safe=True),  # concurrency is opt-in
     )
-    tool_updates = [chunk for namespace, chunk in agent.stream("go") if "tools" in chunk]
+    tool_updates = [
+        chunk for namespace, chunk in agent.stream("go", stream_mode="updates") if "tools" in chunk
+    ]
     assert len(tool_updates) == 2  # one task per call
 
     results = [m for m in model.requests[1] if isinstance(m, ToolMessage)]

@@ -309,19 +309,18 @@ class Agent(BaseModel):
         thread_id: str | None = None,
         config: RunnableConfig | None = None,
         checkpointer: Any = None,
-        stream_mode: Any = "updates",
+        stream_mode: Any = None,
         subgraphs: bool = True,
         durability: Durability = "sync",
         events: Any = None,
     ) -> Iterator[Any]:
-        """Stream the run: typed events with `events=`, else LangGraph's raw stream.
+        """Stream the run as typed events (`graphflow.events`), or LangGraph's raw stream.
 
-        `events=True` yields every `graphflow.events` event (agent path, branch, iteration,
-        tokens from every depth, usage); pass an event class, a tuple of them,
-        `graphflow.events.where(types, path=...)` or a predicate to filter. Without `events`,
-        LangGraph's own output for `stream_mode` (`(namespace, chunk)` pairs with
-        `subgraphs=True`) is passed through. Input None (or a `Command(resume=...)`) continues
-        the thread's stored run.
+        By default every event is yielded: agent path, branch, iteration, tokens from every
+        depth, usage. `events=` filters them: an event class, a tuple of them,
+        `graphflow.events.where(types, path=...)` or a predicate. With `stream_mode=` LangGraph's
+        own output for that mode (`(namespace, chunk)` pairs with `subgraphs=True`) is passed
+        through instead. Input None (or a `Command(resume=...)`) continues the stored run.
         """
         return runtime().stream(  # type: ignore[no-any-return]
             self,
@@ -342,7 +341,7 @@ class Agent(BaseModel):
         thread_id: str | None = None,
         config: RunnableConfig | None = None,
         checkpointer: Any = None,
-        stream_mode: Any = "updates",
+        stream_mode: Any = None,
         subgraphs: bool = True,
         durability: Durability = "sync",
         events: Any = None,

@@ -75,6 +75,18 @@ def _store_name(spec: Any) -> str:
     return type(spec).__name__
 
 
+def _selected(events: Any, stream_mode: Any) -> Any:
+    """The events filter of a stream call: every event unless a raw `stream_mode` is asked for."""
+    if stream_mode is None:
+        return True if events is None else events
+    if events is not None:
+        raise InputError(
+            "stream: pass either events= (graphflow's typed events) or stream_mode= "
+            "(LangGraph's raw output), not both"
+        )
+    return None
+
+
 def _thread_of(cfg: Any) -> str:
     return str(cfg["configurable"]["thread_id"])
 
@@ -198,12 +210,13 @@ class Runtime:
         thread_id: str | None = None,
         config: RunnableConfig | None = None,
         checkpointer: Any = None,
-        stream_mode: Any = "updates",
+        stream_mode: Any = None,
         subgraphs: bool = True,
         durability: Any = "sync",
         events: Any = None,
     ) -> Iterator[Any]:
-        """LangGraph's stream of the run, or typed events with `events=` (checked first)."""
+        """Typed events of the run (filtered by `events`), or LangGraph's raw `stream_mode`."""
+        events = _selected(events, stream_mode)
         graph, spec = self._graph(agent, checkpointer)
         cfg = _config(agent, _thread(thread_id, config), config)
         data = self._input(graph, input, cfg, spec)
@@ -232,12 +245,13 @@ class Runtime:
         thread_id: str | None = None,
         config: RunnableConfig | None = None,
         checkpointer: Any = None,
-        stream_mode: Any = "updates",
+        stream_mode: Any = None,
         subgraphs: bool = True,
         durability: Any = "sync",
         events: Any = None,
     ) -> AsyncIterator[Any]:
         """Async `stream`."""
+        events = _selected(events, stream_mode)
         spec = graphs.checkpointer_spec(agent, checkpointer)
         graphs.remember(agent, checkpointer)
         cfg = _config(agent, _thread(thread_id, config), config)
