@@ -22,6 +22,7 @@ from graphflow.checkpoint import (
     resolve_checkpointer,
     schema_types,
 )
+from graphflow.state import LOOP_ITERATION
 from graphflow.strategies import FlowGraphBuilder
 
 if TYPE_CHECKING:
@@ -29,7 +30,14 @@ if TYPE_CHECKING:
 
     from graphflow.agents.base import Agent
 
-__all__ = ("DEFAULT_RECURSION_LIMIT", "async_graph", "checkpointer_spec", "compiled", "remember")
+__all__ = (
+    "DEFAULT_RECURSION_LIMIT",
+    "async_graph",
+    "checkpointer_spec",
+    "compiled",
+    "remember",
+    "required_inputs",
+)
 
 DEFAULT_RECURSION_LIMIT = 10_000
 """LangGraph steps one run may take (graphflow bounds loops itself: `max_iterations`)."""
@@ -121,3 +129,21 @@ async def async_graph(agent: Agent, spec: Any) -> AsyncIterator[CompiledStateGra
     types = schema_types(agent.walk())
     async with open_async_checkpointer(spec, allowed_types=types) as saver:
         yield compiled(agent, False).copy(update={"checkpointer": saver})
+
+
+def required_inputs(agent: Agent) -> dict[str, str]:
+    """Keys the caller must supply (an instruction needs them, no agent writes them) -> who needs it."""
+    fingerprint = agent.fingerprint()
+    hit = agent._runtime_cache.get("required_inputs")
+    if hit is not None and hit[0] == fingerprint:
+        return hit[1]  # type: ignore[no-any-return]
+    written = FlowGraphBuilder().writes(agent)
+    needed: dict[str, str] = {}
+    for member in agent.walk():
+        for placeholder in member.placeholders():
+            name = placeholder.name
+            if placeholder.optional or name in written or name == LOOP_ITERATION:
+                continue
+            needed.setdefault(name, member.name)
+    agent._runtime_cache["required_inputs"] = (fingerprint, needed)
+    return needed

@@ -135,9 +135,31 @@ class Runtime:
 
     # -- inputs ---------------------------------------------------------------------------------
 
-    def _input(self, graph: Any, input: Any, cfg: dict[str, Any], spec: Any) -> Any:
+    def _missing(self, agent: Agent, data: Any) -> list[tuple[str, str]]:
+        """Required keys a new input does not supply, with the agent that needs each."""
+        if not isinstance(data, dict):
+            return []
+        return [(k, who) for k, who in graphs.required_inputs(agent).items() if k not in data]
+
+    @staticmethod
+    def _refuse_missing(missing: list[tuple[str, str]], values: Any) -> None:
+        absent = [(k, who) for k, who in missing if (values or {}).get(k) is None]
+        if absent:
+            key, who = absent[0]
+            example = ", ".join(f"{k!r}: ..." for k, _ in absent)
+            raise InputError(
+                f"Agent `{who}` needs {{{key}}} but the input does not supply it (and no agent "
+                f"writes it); pass it in the input: invoke({{'input': ..., {example}}})"
+            )
+
+    def _input(self, graph: Any, input: Any, cfg: dict[str, Any], spec: Any, agent: Agent) -> Any:
         known = [k for k in graph.channels if not k.startswith("__") and k != AGENT_STATUS]
         data = normalize_input(input, known=known)
+        missing = self._missing(agent, data)
+        if missing:
+            # a thread that already holds the values (an earlier turn) is fine
+            held = graph.get_state(cfg).values if graph.checkpointer else {}
+            self._refuse_missing(missing, held)
         if data is None and graph.checkpointer:
             snapshot = graph.get_state(cfg)
             if snapshot.created_at is None:
@@ -149,9 +171,15 @@ class Runtime:
             raise InputError("input None continues a stored run, but this run has no checkpointer")
         return data
 
-    async def _ainput(self, graph: Any, input: Any, cfg: dict[str, Any], spec: Any) -> Any:
+    async def _ainput(
+        self, graph: Any, input: Any, cfg: dict[str, Any], spec: Any, agent: Agent
+    ) -> Any:
         known = [k for k in graph.channels if not k.startswith("__") and k != AGENT_STATUS]
         data = normalize_input(input, known=known)
+        missing = self._missing(agent, data)
+        if missing:
+            held = (await graph.aget_state(cfg)).values if graph.checkpointer else {}
+            self._refuse_missing(missing, held)
         if data is None and graph.checkpointer:
             snapshot = await graph.aget_state(cfg)
             if snapshot.created_at is None:
@@ -179,7 +207,7 @@ class Runtime:
         graph, spec = self._graph(agent, checkpointer)
         cfg = _config(agent, _thread(thread_id, config), config)
         with _guard(graph, spec, cfg), _lease(graph, spec, cfg):
-            data = self._input(graph, input, cfg, spec)
+            data = self._input(graph, input, cfg, spec, agent)
             return _public(graph.invoke(data, cfg, durability=_durability(graph, durability)))
 
     async def ainvoke(
@@ -198,7 +226,7 @@ class Runtime:
         cfg = _config(agent, _thread(thread_id, config), config)
         async with graphs.async_graph(agent, spec) as graph, _alease(graph, spec, cfg):
             with _guard(graph, spec, cfg):
-                data = await self._ainput(graph, input, cfg, spec)
+                data = await self._ainput(graph, input, cfg, spec, agent)
                 result = await graph.ainvoke(data, cfg, durability=_durability(graph, durability))
         return _public(result)
 
@@ -219,7 +247,7 @@ class Runtime:
         events = _selected(events, stream_mode)
         graph, spec = self._graph(agent, checkpointer)
         cfg = _config(agent, _thread(thread_id, config), config)
-        data = self._input(graph, input, cfg, spec)
+        data = self._input(graph, input, cfg, spec, agent)
         if events is not None and (data is None or isinstance(data, Command)):
             snapshot = graph.get_state(cfg, subgraphs=True)
             value = getattr(data, "resume", None)
@@ -259,7 +287,7 @@ class Runtime:
         async def chunks() -> AsyncIterator[Any]:
             async with graphs.async_graph(agent, spec) as graph, _alease(graph, spec, cfg):
                 with _guard(graph, spec, cfg):
-                    data = await self._ainput(graph, input, cfg, spec)
+                    data = await self._ainput(graph, input, cfg, spec, agent)
                     dur = _durability(graph, durability)
                     if events is not None:
                         if data is None or isinstance(data, Command):
