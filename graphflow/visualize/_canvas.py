@@ -8,6 +8,7 @@ from typing import Any
 from graphflow.agents import Agent, ReactAgent
 from graphflow.exceptions import GraphflowConfigError
 from graphflow.hooks.base import AgentHook
+from graphflow.strategies import strategy_for
 from graphflow.visualize._details import builtin_kind, common_details, default_kind
 from graphflow.visualize._kinds import builtin_drawer, default_drawer
 from graphflow.visualize.context import DrawContext, Ports
@@ -187,8 +188,6 @@ def _drawer_for(agent: Agent) -> tuple[Any, str]:
     """The strategy's own `draw` if it has one, else the built-in drawer, else the default."""
     strategy = None
     try:
-        from graphflow.strategies import strategy_for
-
         strategy = strategy_for(agent)
     except GraphflowConfigError:
         strategy = None  # unregistered kind: compile() will say so; still draw what is declared

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from graphflow.agents import Agent
 from graphflow.state import INPUT
+from graphflow.strategies import strategy_for
 
 if TYPE_CHECKING:
     from graphflow.visualize._canvas import Canvas
@@ -14,8 +15,6 @@ if TYPE_CHECKING:
 def own_writes(agent: Agent) -> set[str]:
     """Keys the agent writes itself (its strategy says; `output_key` for an unregistered kind)."""
     try:
-        from graphflow.strategies import strategy_for
-
         return set(strategy_for(agent).own_writes(agent))
     except Exception:
         return {agent.output_key} if agent.output_key else set()

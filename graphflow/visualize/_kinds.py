@@ -14,6 +14,7 @@ from graphflow.agents import (
     ReactAgent,
     SequentialAgent,
 )
+from graphflow.strategies import strategy_for
 from graphflow.tools.exit_loop import is_exit_loop
 from graphflow.visualize._details import builtin_details, callable_name, card_label, loop_label
 from graphflow.visualize.context import DrawContext, Ports
@@ -113,8 +114,6 @@ def default_drawer(agent: Agent, ctx: DrawContext) -> Ports:
 def strategy_children(agent: Agent) -> list[Agent]:
     """The sub-agents the agent's strategy nests (falls back to `sub_agents_list`)."""
     try:
-        from graphflow.strategies import strategy_for
-
         return list(strategy_for(agent).children(agent))
     except Exception:  # an unregistered kind: draw what the spec declares
         return agent.sub_agents_list

@@ -22,7 +22,7 @@ what the user declared: agents, flows and their semantics. Its JSON form (`Drawi
 
 Ids: a tree agent's id is its name (unique in a tree); an agent reached through a tool made with
 `agent.as_tool()` has the id `<caller id>.<name>`; other nodes have ids `<agent id>.<role>`
-(`survey.fork`, `mission.before.Audit`, `refine.xray.gf_check`). Agent names are identifiers, so
+(`survey.fork`, `mission.before.Audit`, `refine.xray.model`). Agent names are identifiers, so
 these ids never collide with an agent's.
 """
 
