@@ -1,0 +1,48 @@
+"""Compiled graphs are cached: reused while the spec is unchanged, rebuilt when any part changes."""
+
+from __future__ import annotations
+
+from graphflow import ReactAgent, SequentialAgent
+from graphflow.testing import ScriptedChatModel
+
+
+def _graphs(agent: ReactAgent) -> list[object]:
+    return [entry[2] for entry in agent._runtime_cache.get("graphs", {}).values()]
+
+
+def _tree() -> tuple[SequentialAgent, ReactAgent, ReactAgent]:
+    model = ScriptedChatModel(fn=lambda messages, n: f"r{n}")
+    a = ReactAgent(name="a", model=model, instruction="A {input}", output_key="ao")
+    b = ReactAgent(name="b", model=model, instruction="B {ao}", output_key="bo")
+    return SequentialAgent(name="root", sub_agents=[a, b]), a, b
+
+
+def test_compile_is_cached_until_the_tree_changes() -> None:
+    root, _, b = _tree()
+    first = root.compile()
+    assert root.compile() is first
+    b.instruction = "B2 {ao}"  # a sub-agent's field
+    assert root.compile() is not first
+
+
+def test_an_unchanged_sub_agent_keeps_its_compiled_graph() -> None:
+    root, a, b = _tree()
+    root.compile(False)
+    (a_graph,) = _graphs(a)
+    (b_graph,) = _graphs(b)
+    b.instruction = "B2 {ao}"
+    root.compile(False)
+    assert _graphs(a) == [a_graph]  # reused
+    assert _graphs(b) != [b_graph]  # rebuilt
+
+
+def test_editing_the_sub_agent_list_in_place_rebuilds() -> None:
+    root, a, _ = _tree()
+    first = root.compile(False)
+    extra = ReactAgent(
+        name="c", model=ScriptedChatModel(replies=["c!"]), instruction="C", output_key="co"
+    )
+    root.sub_agents.append(extra)  # no assignment: only the fingerprint sees it
+    second = root.compile(False)
+    assert second is not first
+    assert root.invoke("go", checkpointer=False)["co"] == "c!"
