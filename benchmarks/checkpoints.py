@@ -9,7 +9,7 @@ GRAPHFLOW_TEST_POSTGRES_URL is set) it prints ms per run, checkpoints written pe
 namespaces), the time each checkpoint adds over the same run without a store, and the bytes
 stored per checkpoint (checkpoint, metadata, blobs and pending writes of the run's thread).
 
-    python benchmarks/checkpoints.py             # 20 tool calls, 7 runs
+    python benchmarks/checkpoints.py             # 20 tool calls, 21 runs
     python benchmarks/checkpoints.py --quick     # 4 tool calls, 2 runs (CI)
 """
 
@@ -53,6 +53,17 @@ def _model(calls: int) -> ScriptedChatModel:
         return tool_call("search", {"query": f"q{tools}"}) if tools < calls else "Done."
 
     return ScriptedChatModel(fn=reply)
+
+
+def react_agent(calls: int) -> ReactAgent:
+    """The graphflow agent: `calls` tool calls, then an answer."""
+    return ReactAgent(
+        name="agent",
+        model=_model(calls),
+        tools=[search],
+        output_key="answer",
+        max_iterations=calls + 1,
+    )
 
 
 class State(TypedDict, total=False):
@@ -154,9 +165,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=None)
     args = parser.parse_args(argv)
     calls = args.calls or (4 if args.quick else 20)
-    runs = args.runs or (2 if args.quick else 7)
+    runs = args.runs or (2 if args.quick else 21)
     folder = Path(tempfile.mkdtemp(prefix="gf-bench-"))
-    agent = ReactAgent(name="agent", model=_model(calls), tools=[search], output_key="answer")
+    agent = react_agent(calls)
     print(
         f"ReAct agent, {calls} tool calls × 2 KB results ({calls + 1} model calls); median of "
         f"{runs} runs; durability='sync'"
@@ -175,7 +186,8 @@ def main(argv: list[str] | None = None) -> int:
             last: dict[str, str] = {}
 
             def gf_run(thread: str, store_url: Any = gf_store) -> None:
-                agent.invoke("go", thread_id=thread, checkpointer=store_url)
+                state = agent.invoke("go", thread_id=thread, checkpointer=store_url)
+                assert state["agent_status"]["agent"] == "completed", state["agent_status"]
 
             def lg_run(thread: str, graph: Any = lg_graph, saver: Any = lg_saver) -> None:
                 config = {"configurable": {"thread_id": thread}}

@@ -25,11 +25,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _workloads import big_tree  # noqa: E402
-from checkpoints import _model, langgraph_react, search  # noqa: E402
+from checkpoints import langgraph_react, react_agent  # noqa: E402
 from fanout import _input, graphflow_fanout, langgraph_fanout  # noqa: E402
 from langchain_core.messages import HumanMessage  # noqa: E402
-
-from graphflow import ReactAgent  # noqa: E402
 
 
 def peak(fn: Callable[[], Any]) -> float:
@@ -45,8 +43,13 @@ def peak(fn: Callable[[], Any]) -> float:
 
 
 def _react_gf(calls: int, store: Any) -> Callable[[], Any]:
-    agent = ReactAgent(name="agent", model=_model(calls), tools=[search], output_key="answer")
-    return lambda: agent.invoke("go", thread_id=uuid.uuid4().hex, checkpointer=store)
+    agent = react_agent(calls)
+
+    def run() -> None:
+        state = agent.invoke("go", thread_id=uuid.uuid4().hex, checkpointer=store)
+        assert state["agent_status"]["agent"] == "completed", state["agent_status"]
+
+    return run
 
 
 def _react_lg(calls: int, saver: Any) -> Callable[[], Any]:
