@@ -35,6 +35,8 @@ def server(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("langgraph-dev")
     # langgraph dev resolves graph paths against its working directory and keeps its state in
     # ./.langgraph_api there: run it on a copy of the example
+    examples = workdir / "examples"
+    shutil.copytree(CONFIG.parent, examples, ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("langgraph.json", "server_graph.py", "competitive_analysis.py"):
         shutil.copy(CONFIG.parent / name, workdir / name)
     log = open(workdir / "server.log", "w")
@@ -119,8 +121,7 @@ def test_pipeline_runs_on_langgraph_server(server):
         return result, state, chunks
 
     result, state, chunks = asyncio.run(main())
-    assert result["draft_article"].startswith("# Competitive analysis (draft 2)")
-    assert "Competitors" in result["draft_article"]
+    assert result["draft_article"].startswith("# Huawei Pura X: competitive analysis")
     assert result["review_feedback"] == "APPROVE"
     assert result["research_data"].startswith("Key facts")
     assert state["values"]["agent_status"]["competitive_analysis"] == "completed"

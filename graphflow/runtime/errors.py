@@ -28,11 +28,24 @@ def _resume_hint(thread_id: str) -> str:
     )
 
 
+_STORE_CODE = ("langgraph.checkpoint", "graphflow.checkpoint")
+
+
 def _store_error(exc: BaseException) -> bool:
-    if isinstance(exc, sqlite3.Error):
-        return True
+    """Whether `exc` is the checkpoint store failing (not user code's own database error).
+
+    A database error counts only when a checkpoint saver's code is on its traceback: a
+    `FunctionAgent` writing to its own SQLite file raises `sqlite3.Error` too.
+    """
     module = type(exc).__module__
-    return module.startswith(("psycopg", "psycopg_pool", "aiosqlite"))
+    if not (isinstance(exc, sqlite3.Error) or module.startswith(("psycopg", "aiosqlite"))):
+        return False
+    tb = exc.__traceback__
+    while tb is not None:
+        if str(tb.tb_frame.f_globals.get("__name__", "")).startswith(_STORE_CODE):
+            return True
+        tb = tb.tb_next
+    return False
 
 
 @contextlib.contextmanager
