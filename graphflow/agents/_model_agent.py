@@ -36,9 +36,10 @@ class ModelAgent(Agent):
             check_model(data["model"], agent=data.get("name"))
         super().__init__(**data)
 
-    @field_validator("model")
+    @field_validator("model", mode="before")
     @classmethod
-    def _valid_model(cls, value: BaseChatModel | str) -> BaseChatModel | str:
+    def _valid_model(cls, value: Any) -> Any:
+        # before pydantic's own check, so an assignment says "not a chat model" too
         check_model(value)
         return value
 

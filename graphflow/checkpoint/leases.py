@@ -56,9 +56,34 @@ class Lease:
         """Whether the lease still holds: renewed recently, by a process that exists."""
         if (now if now is not None else time.time()) - self.heartbeat > LEASE_TTL:
             return False
-        if self.host == HOST and self.pid != os.getpid():
+        if self.host == HOST and self.pid == os.getpid():
+            # ours: held only while its run goes on (a run whose store failed could not
+            # release it, and must not lock its own process out of the resume)
+            return _running_here(self.owner)
+        if self.host == HOST:
             return _pid_alive(self.pid)
         return True
+
+
+_running: set[str] = set()
+"""Owners (one per run) of this process that hold, or are taking, a lease."""
+_running_lock = threading.Lock()
+
+
+def _running_here(owner: str) -> bool:
+    with _running_lock:
+        return owner in _running
+
+
+@contextlib.contextmanager
+def _run_as(owner: str) -> Iterator[None]:
+    with _running_lock:
+        _running.add(owner)
+    try:
+        yield
+    finally:
+        with _running_lock:
+            _running.discard(owner)
 
 
 def _pid_alive(pid: int) -> bool:
@@ -349,29 +374,31 @@ def hold(store: LeaseStore, thread_id: str, *, store_name: str) -> Iterator[None
     two processes, two OS threads, or two asyncio tasks of one event loop.
     """
     owner = _owner()
-    _refuse_if_held(store.acquire(thread_id, owner), thread_id, store_name)
-    _heartbeat.add(store, thread_id, owner)
-    try:
-        yield
-    finally:
-        _heartbeat.remove(store, thread_id, owner)
-        with contextlib.suppress(Exception):  # an unreachable store: the lease expires
-            store.release(thread_id, owner)
+    with _run_as(owner):
+        _refuse_if_held(store.acquire(thread_id, owner), thread_id, store_name)
+        _heartbeat.add(store, thread_id, owner)
+        try:
+            yield
+        finally:
+            _heartbeat.remove(store, thread_id, owner)
+            with contextlib.suppress(Exception):  # an unreachable store: the lease expires
+                store.release(thread_id, owner)
 
 
 @contextlib.asynccontextmanager
 async def ahold(store: LeaseStore, thread_id: str, *, store_name: str) -> AsyncIterator[None]:
     """`hold` for async runs (the store is asked from a worker thread: the loop never blocks)."""
     owner = _owner()
-    current = await asyncio.to_thread(store.acquire, thread_id, owner)
-    _refuse_if_held(current, thread_id, store_name)
-    _heartbeat.add(store, thread_id, owner)
-    try:
-        yield
-    finally:
-        _heartbeat.remove(store, thread_id, owner)
-        with contextlib.suppress(Exception):
-            await asyncio.to_thread(store.release, thread_id, owner)
+    with _run_as(owner):
+        current = await asyncio.to_thread(store.acquire, thread_id, owner)
+        _refuse_if_held(current, thread_id, store_name)
+        _heartbeat.add(store, thread_id, owner)
+        try:
+            yield
+        finally:
+            _heartbeat.remove(store, thread_id, owner)
+            with contextlib.suppress(Exception):
+                await asyncio.to_thread(store.release, thread_id, owner)
 
 
 def _owner() -> str:

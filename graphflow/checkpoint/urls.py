@@ -79,12 +79,20 @@ def _sqlite_path(spec: str) -> str:
 
 def _open_sqlite(spec: str, path: str) -> sqlite3.Connection:
     """A connection to an SQLite file that is checked to be a usable database."""
+    existed = Path(path).exists()
     try:
         conn = sqlite3.connect(path, check_same_thread=False, timeout=30)
         conn.execute("PRAGMA schema_version").fetchone()  # reads the header: not-a-db fails here
         pages = conn.execute("PRAGMA page_count").fetchone()[0]
         size = conn.execute("PRAGMA page_size").fetchone()[0]
     except sqlite3.DatabaseError as exc:
+        if not existed:  # nothing to blame but the place (root passes os.access on /proc)
+            raise _store_error(
+                spec,
+                path,
+                f"the database file cannot be created there ({exc})",
+                "choose a writable location, or fix its permissions",
+            ) from None
         raise _store_error(
             spec,
             path,
@@ -92,8 +100,10 @@ def _open_sqlite(spec: str, path: str) -> sqlite3.Connection:
             "point the URL at another file, or move this one away (a new file is created)",
         ) from None
     actual = Path(path).stat().st_size if Path(path).exists() else 0
-    # (in WAL mode recent pages live in the -wal file until a checkpoint moves them over)
-    if actual < pages * size and not Path(f"{path}-wal").exists():
+    # in WAL mode (SqliteSaver's) committed pages may still be in the -wal file only: a store
+    # another connection is using, or one whose process died, is not truncated
+    wal = Path(f"{path}-wal")
+    if actual + (wal.stat().st_size if wal.exists() else 0) < pages * size:
         conn.close()
         raise _store_error(
             spec,
@@ -172,6 +182,9 @@ def resolve_checkpointer(spec: Any, *, allowed_types: Iterable[type] = ()) -> An
             },
             timeout=timeout,
             reconnect_timeout=timeout,
+            # a connection is checked before use: after a server restart the pool's idle
+            # connections are dead, and the resume would fail on the first one
+            check=ConnectionPool.check_connection,
             open=False,
         )
         try:
@@ -278,6 +291,7 @@ async def _build_async(
         },
         timeout=timeout,
         reconnect_timeout=timeout,
+        check=AsyncConnectionPool.check_connection,
         open=False,
     )
     try:

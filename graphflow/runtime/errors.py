@@ -21,11 +21,15 @@ from graphflow.exceptions import AgentRunError, CheckpointStoreError, GraphflowE
 __all__ = ("translating",)
 
 
-def _resume_hint(thread_id: str) -> str:
+def _commands(thread_id: str) -> str:
     return (
-        f"the run's checkpoints are kept: inspect it with agent.get_state({thread_id!r}), "
-        f"continue it with agent.resume({thread_id!r}) (CLI: graphflow resume TARGET {thread_id})"
+        f"inspect it with agent.get_state({thread_id!r}), continue it with "
+        f"agent.resume({thread_id!r}) (CLI: graphflow resume TARGET {thread_id})"
     )
+
+
+def _resume_hint(thread_id: str) -> str:
+    return f"the run's checkpoints are kept: {_commands(thread_id)}"
 
 
 _STORE_CODE = ("langgraph.checkpoint", "graphflow.checkpoint")
@@ -73,10 +77,11 @@ def translating(thread_id: str, store: str | None) -> Iterator[None]:
         ) from exc
     except Exception as exc:
         if _store_error(exc):
+            reason = " ".join(str(exc).split())  # one line (libpq's messages have several)
             raise CheckpointStoreError(
                 f"the checkpoint store {store} failed during the run on thread {thread_id!r}: "
-                f"{type(exc).__name__}: {exc}. The checkpoints written before are kept; once the "
-                f"store works again, {_resume_hint(thread_id)}",
+                f"{type(exc).__name__}: {reason.rstrip('.')}. The checkpoints written before are "
+                f"kept; once the store works again, {_commands(thread_id)}",
                 store=store,
             ) from exc
         if store is not None:

@@ -58,6 +58,25 @@ def _thread(thread_id: str | None, config: RunnableConfig | None) -> str:
     return str(given)
 
 
+def _input_keys(graph: Any) -> list[str]:
+    """The state keys a caller may pass.
+
+    Not LangGraph's own channels (`__start__`, `branch:to:writer`: state keys are identifiers)
+    nor the statuses graphflow writes.
+    """
+    return [
+        k
+        for k in graph.channels
+        if k.isidentifier() and not k.startswith("__") and k != AGENT_STATUS
+    ]
+
+
+def _acyclic(agent: Agent) -> None:
+    """Raise the cycle error (`DataflowError` naming the path) for a tree that contains itself."""
+    for _ in agent.walk():
+        pass
+
+
 def _durability(graph: Any, durability: Any) -> Any:
     # without a checkpointer there is nothing to make durable (and LangGraph 1.2 fails on "sync")
     return durability if graph.checkpointer else None
@@ -153,7 +172,7 @@ class Runtime:
             )
 
     def _input(self, graph: Any, input: Any, cfg: dict[str, Any], spec: Any, agent: Agent) -> Any:
-        known = [k for k in graph.channels if not k.startswith("__") and k != AGENT_STATUS]
+        known = _input_keys(graph)
         data = normalize_input(input, known=known)
         missing = self._missing(agent, data)
         if missing:
@@ -174,7 +193,7 @@ class Runtime:
     async def _ainput(
         self, graph: Any, input: Any, cfg: dict[str, Any], spec: Any, agent: Agent
     ) -> Any:
-        known = [k for k in graph.channels if not k.startswith("__") and k != AGENT_STATUS]
+        known = _input_keys(graph)
         data = normalize_input(input, known=known)
         missing = self._missing(agent, data)
         if missing:
@@ -330,9 +349,14 @@ class Runtime:
                 f"Start a new turn on it with invoke(input, thread_id={thread_id!r})"
             )
         if value is not None:
-            check_resume_value(interrupts, value)  # a paused tool call's answer
-            for hook in {id(h): h for a in agent.walk() for h in a.hooks}.values():
-                hook.validate_resume(interrupts, value)
+            try:
+                check_resume_value(interrupts, value)  # a paused tool call's answer
+                for hook in {id(h): h for a in agent.walk() for h in a.hooks}.values():
+                    hook.validate_resume(interrupts, value)
+            except InputError:
+                raise
+            except ValueError as exc:  # a bad answer is bad input (the CLI's exit code 2)
+                raise InputError(f"thread {thread_id!r}: {exc}") from exc
 
     def resume(
         self,
@@ -419,10 +443,12 @@ class Runtime:
 
     def draw(self, agent: Agent, format: str = "mermaid", **options: Any) -> Any:
         """A drawing of the agent tree."""
+        _acyclic(agent)
         return draw(agent, format, **options)
 
     def draw_to(self, agent: Agent, path: Any, **options: Any) -> Any:
         """Write a drawing of the agent tree to `path`."""
+        _acyclic(agent)
         return draw_to(agent, path, **options)
 
     def as_tool(self, agent: Agent, name: str | None, description: str | None) -> Any:

@@ -1,0 +1,232 @@
+"""Issue 9, point 10 (and the CLI half of point 6): every bad command line is one clear line on
+stderr with the documented exit code (0 done, 1 failed, 2 bad usage/target/input/thread,
+3 interrupted) and no traceback; a failed run prints the `graphflow resume` command.
+
+Runs `python -m graphflow.cli` as a subprocess in a temporary folder holding a small app.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from openai_server import OpenAIServer
+
+ROOT = Path(__file__).resolve().parents[2]
+
+APP = textwrap.dedent(
+    """
+    import os
+    from pathlib import Path
+
+    from langchain_core.messages import ToolMessage
+    from langchain_core.tools import tool
+
+    from graphflow import FunctionAgent, HumanApproval, ReactAgent, SequentialAgent
+    from graphflow.testing import ScriptedChatModel, tool_call
+
+    HERE = Path(__file__).parent
+
+
+    def prep(state):
+        with open(HERE / "prep.calls", "a") as f:
+            f.write("x")
+        return state["input"].upper()
+
+
+    team = SequentialAgent(name="team", sub_agents=[FunctionAgent(name="prep", fn=prep, output_key="loud")])
+
+
+    @tool
+    def pay(amount: int) -> str:
+        \"\"\"Pay an amount.\"\"\"
+        return f"paid {amount}"
+
+
+    def _payer(messages, n):
+        if any(isinstance(m, ToolMessage) for m in messages):
+            return "done: " + messages[-1].text
+        return tool_call("pay", {"amount": 5})
+
+
+    billing = SequentialAgent(name="billing", sub_agents=[ReactAgent(
+        name="payer", model=ScriptedChatModel(fn=_payer), tools=[pay],
+        hooks=[HumanApproval(["pay"])], output_key="receipt",
+    )])
+
+    remote = SequentialAgent(name="remote", sub_agents=[
+        FunctionAgent(name="prep", fn=prep, output_key="loud"),
+        ReactAgent(name="writer", model="openai:gpt-4o-mini", instruction="Write {loud}.",
+                   model_settings={"base_url": os.environ.get("GF_MODEL_URL", "http://127.0.0.1:9/v1"),
+                                   "api_key": "sk-test", "max_retries": 0},
+                   output_key="text"),
+    ])
+    """
+)
+
+
+@pytest.fixture
+def app(tmp_path: Path) -> Path:
+    (tmp_path / "app.py").write_text(APP)
+    return tmp_path
+
+
+def graphflow(folder: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(("GRAPHFLOW_", "OPENAI_"))}
+    environ.update(env, PYTHONPATH=str(ROOT), NO_PROXY="127.0.0.1,localhost")
+    return subprocess.run(
+        [sys.executable, "-m", "graphflow.cli", *args],
+        cwd=folder,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def outputs(result: subprocess.CompletedProcess) -> dict:
+    """The final state a finished run prints last (a JSON object after the progress lines)."""
+    out = result.stdout
+    return json.loads(out if out.startswith("{") else out[out.index("\n{") + 1 :])
+
+
+def one_clear_line(result: subprocess.CompletedProcess, code: int, says: str) -> str:
+    """The error line of a command that failed with `code`, after checking its shape."""
+    assert result.returncode == code, (result.returncode, result.stderr)
+    assert "Traceback" not in result.stderr, result.stderr
+    lines = [line for line in result.stderr.strip().splitlines() if line.startswith("graphflow: ")]
+    errors = [line for line in lines if not line.startswith("graphflow: thread ")]
+    assert errors and len(errors) <= 2, result.stderr
+    assert says in errors[0], result.stderr
+    return errors[0]
+
+
+def test_a_target_without_that_attribute(app: Path) -> None:
+    line = one_clear_line(graphflow(app, "run", "app.py:missing", "x"), 2, "has no attribute")
+    assert line == (
+        "graphflow: app.py has no attribute 'missing'; its agents: billing, remote, team"
+    )
+
+
+@pytest.mark.parametrize(
+    ("target", "says"),
+    [
+        ("no_such_module_x:team", "cannot import module 'no_such_module_x'"),
+        ("nofile.py:team", "no file nofile.py"),
+        ("app.py", "should look like app.py:team"),
+    ],
+)
+def test_a_target_that_cannot_be_loaded(app: Path, target: str, says: str) -> None:
+    one_clear_line(graphflow(app, "run", target, "x"), 2, says)
+
+
+@pytest.mark.parametrize(
+    ("given", "says"),
+    [
+        ("{oops", "the input looks like JSON but is not valid"),
+        ('{"inptu": "x"}', "InputError: input key(s) ['inptu'] are not state keys"),
+        ("{}", "the input dict is empty"),
+        ("[]", "the input list is empty"),
+        ("[1, 2]", "cannot run an agent on list"),
+    ],
+)
+def test_bad_input(app: Path, given: str, says: str) -> None:
+    one_clear_line(graphflow(app, "run", "app.py:team", given), 2, says)
+    assert not (app / "prep.calls").exists()  # nothing ran
+
+
+def test_bad_answers_to_a_paused_run(app: Path) -> None:
+    paused = graphflow(app, "run", "app.py:billing", "pay the bill", "--thread-id", "p1")
+    assert paused.returncode == 3, paused.stderr
+    assert "graphflow approve p1" in paused.stderr
+    one_clear_line(
+        graphflow(app, "resume", "p1", "--answer", "{not json"), 2, "--answer is not valid JSON"
+    )
+    wrong = graphflow(app, "resume", "p1", "--answer", '{"decision": "perhaps"}')
+    line = one_clear_line(wrong, 2, "perhaps")
+    assert "approve" in line  # names what an answer may say
+    done = graphflow(app, "resume", "p1", "--answer", '{"decision": "approve"}')
+    assert done.returncode == 0, done.stderr
+    assert outputs(done)["receipt"] == "done: paid 5"
+
+
+def test_runs_on_a_missing_database_creates_nothing(app: Path) -> None:
+    for args in (["runs"], ["runs", "app.py:team"], ["--checkpointer", "sqlite:///x/y.db", "runs"]):
+        one_clear_line(graphflow(app, *args), 2, "no run store at")
+    assert not (app / "runs.db").exists() and not (app / "x").exists()
+
+
+def test_resume_and_show_of_unknown_threads(app: Path) -> None:
+    assert graphflow(app, "run", "app.py:team", "hi", "--thread-id", "t1").returncode == 0
+    one_clear_line(graphflow(app, "resume", "ghost"), 2, "no run is stored under thread 'ghost'")
+    one_clear_line(graphflow(app, "show", "ghost"), 2, "'ghost'")
+    one_clear_line(graphflow(app, "resume", "t1"), 2, "nothing to resume")
+    assert (app / "prep.calls").read_text() == "x"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--checkpointer", "sqlite:///other.db", "run", "app.py:team", "hi", "--thread-id", "o1"],
+        ["run", "app.py:team", "hi", "--thread-id", "o1", "--checkpointer", "sqlite:///other.db"],
+        ["run", "--checkpointer", "sqlite:///other.db", "app.py:team", "hi", "--thread-id", "o1"],
+    ],
+    ids=["before", "after", "between"],
+)
+def test_options_before_or_after_the_subcommand(app: Path, args: list[str]) -> None:
+    done = graphflow(app, *args)
+    assert done.returncode == 0, done.stderr
+    assert (app / "other.db").exists() and not (app / "runs.db").exists()
+    listed = graphflow(app, "runs", "--checkpointer", "sqlite:///other.db")
+    assert listed.returncode == 0 and listed.stdout.splitlines()[1].split()[:3] == [
+        "o1",
+        "team",
+        "done",
+    ]
+    assert "graphflow --checkpointer sqlite:///other.db resume o1" in done.stderr
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_debug_shows_the_traceback_wherever_it_is_given(app: Path, where: str) -> None:
+    args = ["run", "app.py:team", "{oops"]
+    args = ["--debug", *args] if where == "before" else [*args, "--debug"]
+    result = graphflow(app, *args)
+    assert result.returncode == 2
+    quiet = graphflow(app, "run", "app.py:team", '{"inptu": 1}')
+    assert "Traceback" not in quiet.stderr and "--debug shows the traceback" in quiet.stderr
+    loud = graphflow(
+        app,
+        *(["--debug"] if where == "before" else []),
+        "run",
+        "app.py:team",
+        '{"inptu": 1}',
+        *(["--debug"] if where == "after" else []),
+    )
+    assert loud.returncode == 2 and "Traceback" in loud.stderr
+
+
+def test_a_model_error_is_one_line_with_the_resume_command_and_the_run_resumes(app: Path) -> None:
+    server = OpenAIServer("openai_strict").start()
+    url = server.base_url
+    server.stop()  # the endpoint is down (its port stays reserved for the restart)
+    try:
+        failed = graphflow(app, "run", "app.py:remote", "hi", "--thread-id", "m1", GF_MODEL_URL=url)
+        line = one_clear_line(failed, 1, "ModelConnectionError: Agent `writer`: cannot reach")
+        assert f"at {url}" in line
+        assert failed.stderr.strip().splitlines()[-1] == (
+            "graphflow: the run can continue: graphflow resume m1"
+        )
+        server.start()
+        resumed = graphflow(app, "resume", "m1", GF_MODEL_URL=url)
+        assert resumed.returncode == 0, resumed.stderr
+        out = outputs(resumed)
+        assert out["text"].startswith("gpt-4o-mini answers: Write HI.")
+        assert (app / "prep.calls").read_text() == "x"  # not run again
+        assert len(server.answered) == 1
+    finally:
+        server.stop()
