@@ -152,9 +152,9 @@ class AgentFinished(Event):
     reason: str = "completed"
     """Its `agent_status`: completed, until, exit_loop, max_iterations, skipped, empty, ..."""
     usage: Usage = field(default_factory=Usage)
-    """Tokens of its model calls, its sub-agents' included."""
+    """Tokens of the model calls of this invocation (one loop pass), its sub-agents' included."""
     duration_s: float = 0.0
-    """Wall time from its start to its finish in this stream."""
+    """Wall time of this invocation, from its start to its finish in this stream."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -251,9 +251,10 @@ class RunFinished(Event):
     usage: Usage = field(default_factory=Usage)
     """Tokens of every model call in this stream."""
     usage_by_agent: Mapping[str, Usage] = field(default_factory=dict)
-    """`"root/child/..."` agent path -> its usage (sub-agents included)."""
+    """`"root/child/..."` agent path -> its usage over all its invocations in this stream
+    (every loop pass; sub-agents included)."""
     durations: Mapping[str, float] = field(default_factory=dict)
-    """`"root/child/..."` agent path -> wall seconds of its last run in this stream."""
+    """`"root/child/..."` agent path -> wall seconds of all its invocations in this stream."""
 
 
 def event_types() -> dict[str, type[Event]]:

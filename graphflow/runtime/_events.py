@@ -73,7 +73,10 @@ class _Frame:
     path: tuple[str, ...]
     branch: str | None
     iteration: int | None
+    parent: _Frame | None = None
     started: float = field(default_factory=time.monotonic)
+    usage: ev.Usage = field(default_factory=ev.Usage)
+    """Tokens of this invocation (its sub-agents' included); a loop pass starts a new frame."""
 
 
 @dataclass
@@ -234,7 +237,8 @@ class EventTranslator:
             parallel = isinstance(frame.agent, ParallelAgent) or (
                 isinstance(frame.agent, LlmRoutingAgent) and frame.agent.multi
             )
-            sub = _Frame(child, (*frame.path, name), name if parallel else frame.branch, iteration)
+            branch = name if parallel else frame.branch
+            sub = _Frame(child, (*frame.path, name), branch, iteration, parent=frame)
             self._frames[(*ns, f"{name}:{task_id}")] = sub
             self._tasks[task_id] = _Task("agent", sub, ns=ns)
             return [self._make(ev.AgentStarted, sub, kind=type(child).__name__)]
@@ -281,7 +285,7 @@ class EventTranslator:
                 return []
             reply = _last_ai(result.get(MESSAGES))
             usage = _usage(reply, task.detail)
-            self._add_usage(task.frame.path, usage)
+            self._add_usage(task.frame, usage)
             return [self._make(ev.ModelFinished, task.frame, message=reply, usage=usage)]
         if task.kind == "tool":
             return [self._tool_finished(task, result, error)]
@@ -294,14 +298,14 @@ class EventTranslator:
         key = _output_key(frame.agent)
         status = (result.get(AGENT_STATUS) or {}).get(frame.agent.name, "completed")
         duration = time.monotonic() - frame.started
-        self._durations[frame.path] = duration
+        self._durations[frame.path] = self._durations.get(frame.path, 0.0) + duration
         return self._make(
             ev.AgentFinished,
             frame,
             output_key=key,
             value=result.get(key) if key else None,
             reason=str(status if status != "running" else "completed"),
-            usage=self._usage.get(frame.path, ev.Usage()),
+            usage=frame.usage,
             duration_s=duration,
         )
 
@@ -329,10 +333,13 @@ class EventTranslator:
             error=failure,
         )
 
-    def _add_usage(self, path: tuple[str, ...], usage: ev.Usage) -> None:
-        for cut in range(1, len(path) + 1):
-            prefix = path[:cut]
-            self._usage[prefix] = self._usage.get(prefix, ev.Usage()) + usage
+    def _add_usage(self, frame: _Frame, usage: ev.Usage) -> None:
+        # to this invocation and the enclosing ones, and to the stream's totals per agent path
+        at: _Frame | None = frame
+        while at is not None:
+            at.usage = at.usage + usage
+            self._usage[at.path] = self._usage.get(at.path, ev.Usage()) + usage
+            at = at.parent
 
     # -- messages ------------------------------------------------------------------------------
 
@@ -405,27 +412,27 @@ async def translate_async(
             yield event
 
 
-def _resumed(data: Any) -> bool:
+def _prepared(
+    agent: Agent, data: Any, cfg: Any, durability: Any, events: Any
+) -> tuple[EventTranslator, dict[str, Any], dict[str, Any]]:
+    """The translator, `translate`'s options and LangGraph's stream options, for one run."""
     from langgraph.types import Command
 
-    return data is None or isinstance(data, Command)
-
-
-def _shown_input(input: Any) -> Any:
-    from langgraph.types import Command
-
-    if isinstance(input, Command):
-        return {"resume": input.resume}
-    return input
+    translator = EventTranslator(agent, str(cfg["configurable"]["thread_id"]))
+    options = {
+        "input": {"resume": data.resume} if isinstance(data, Command) else data,
+        "resumed": data is None or isinstance(data, Command),
+        "keep": ev.as_predicate(events),
+    }
+    streaming = {"stream_mode": STREAM_MODES, "subgraphs": True, "durability": durability}
+    return translator, options, streaming
 
 
 def stream_events(
     agent: Agent, graph: Any, data: Any, cfg: Any, *, durability: Any, events: Any
 ) -> Iterator[ev.Event]:
     """Typed events of a sync run of the compiled root `graph` (see `Runtime.stream`)."""
-    keep = ev.as_predicate(events)
-    thread_id = str(cfg["configurable"]["thread_id"])
-    translator = EventTranslator(agent, thread_id)
+    translator, options, streaming = _prepared(agent, data, cfg, durability, events)
 
     def final() -> tuple[Mapping[str, Any], Any]:
         if not graph.checkpointer:
@@ -433,26 +440,15 @@ def stream_events(
         snapshot = graph.get_state(cfg)
         return dict(snapshot.values or {}), snapshot.interrupts
 
-    stream = graph.stream(
-        data, cfg, stream_mode=STREAM_MODES, subgraphs=True, durability=durability
-    )
-    return translate(
-        translator,
-        stream,
-        input=_shown_input(data),
-        resumed=_resumed(data),
-        final=final,
-        keep=keep,
-    )
+    stream = graph.stream(data, cfg, **streaming)
+    return translate(translator, stream, final=final, **options)
 
 
 def astream_events(
     agent: Agent, graph: Any, data: Any, cfg: Any, *, durability: Any, events: Any
 ) -> AsyncIterator[ev.Event]:
     """Typed events of an async run (see `Runtime.astream`)."""
-    keep = ev.as_predicate(events)
-    thread_id = str(cfg["configurable"]["thread_id"])
-    translator = EventTranslator(agent, thread_id)
+    translator, options, streaming = _prepared(agent, data, cfg, durability, events)
 
     async def final() -> tuple[Mapping[str, Any], Any]:
         if not graph.checkpointer:
@@ -460,14 +456,5 @@ def astream_events(
         snapshot = await graph.aget_state(cfg)
         return dict(snapshot.values or {}), snapshot.interrupts
 
-    stream = graph.astream(
-        data, cfg, stream_mode=STREAM_MODES, subgraphs=True, durability=durability
-    )
-    return translate_async(
-        translator,
-        stream,
-        input=_shown_input(data),
-        resumed=_resumed(data),
-        final=final,
-        keep=keep,
-    )
+    stream = graph.astream(data, cfg, **streaming)
+    return translate_async(translator, stream, final=final, **options)

@@ -16,6 +16,7 @@ from graphflow import (
     ParallelAgent,
     ReactAgent,
     SequentialAgent,
+    output_contains,
 )
 from graphflow import events as ev
 from graphflow.testing import ScriptedChatModel, tool_call
@@ -208,6 +209,60 @@ async def test_async_resume_continues_the_sequence() -> None:
     ]
     assert second[0].seq == first[-1].seq + 1 and isinstance(second[-1], ev.RunFinished)
     assert any(isinstance(e, ev.ModelToken) and e.branch == "a" for e in second)
+
+
+def _reported(text: str, input_tokens: int, output_tokens: int) -> AIMessage:
+    return AIMessage(
+        content=text,
+        usage_metadata={
+            "input_tokens": input_tokens,
+            "output_tokens": output_tokens,
+            "total_tokens": input_tokens + output_tokens,
+        },
+    )
+
+
+def test_usage_and_wall_time_per_invocation_and_in_total() -> None:
+    """A ReAct agent in a Loop in a Sequential: each pass reports its own usage and time."""
+    writer = ReactAgent(
+        name="writer",
+        model=ScriptedChatModel(fn=lambda m, n: _reported(f"draft {n + 1}", 10 * (n + 1), 2)),
+        output_key="draft",
+    )
+    reviewer = ReactAgent(
+        name="reviewer",
+        model=ScriptedChatModel(fn=lambda m, n: _reported("APPROVE" if n else "more", 5, 1)),
+        instruction="Review {draft}.",
+        output_key="review",
+    )
+    refine = LoopAgent(
+        name="refine", sub_agents=[writer, reviewer], until=output_contains("review", "APPROVE")
+    )
+    events = list(SequentialAgent(name=ROOT, sub_agents=[refine]).stream("go", events=True))
+
+    writes = [e for e in events if isinstance(e, ev.AgentFinished) and e.agent == "writer"]
+    assert [(e.iteration, e.value, e.usage) for e in writes] == [
+        (0, "draft 1", ev.Usage(input_tokens=10, output_tokens=2)),
+        (1, "draft 2", ev.Usage(input_tokens=20, output_tokens=2)),
+    ]
+    loop_done = next(e for e in events if isinstance(e, ev.AgentFinished) and e.agent == "refine")
+    assert loop_done.usage == ev.Usage(input_tokens=40, output_tokens=6)
+    assert loop_done.reason == "until"
+    run = events[-1]
+    assert isinstance(run, ev.RunFinished)
+    assert run.usage_by_agent[f"{ROOT}/refine/writer"] == ev.Usage(input_tokens=30, output_tokens=4)
+    assert run.usage_by_agent[f"{ROOT}/refine/reviewer"] == ev.Usage(
+        input_tokens=10, output_tokens=2
+    )
+    assert run.usage == loop_done.usage and not run.usage.estimated
+    assert run.durations[f"{ROOT}/refine/writer"] == pytest.approx(
+        sum(e.duration_s for e in writes)
+    )
+    # the writer's tokens: no branch, tagged with the pass they belong to
+    tokens = [e for e in events if isinstance(e, ev.ModelToken) and e.agent == "writer"]
+    assert {(e.agent_path, e.branch) for e in tokens} == {((ROOT, "refine", "writer"), None)}
+    by_pass = {i: "".join(e.text for e in tokens if e.iteration == i) for i in (0, 1)}
+    assert by_pass == {0: "draft 1", 1: "draft 2"}
 
 
 def test_failure_names_the_agent_then_raises() -> None:
