@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Programs the visualize tests render with: Graphviz `dot`, PlantUML, headless Chromium (+ fonts),
-# and npm `mermaid` under <repo>/.cache/npm. Idempotent; runs as root on a fresh Debian 12.
+# and npm `mermaid` under <repo>/.cache/viz-npm. Idempotent; runs as root on a fresh Debian 12.
+# mermaid has a prefix of its own: setup_tools.sh installs into .cache/npm, and an npm install
+# there (e.g. run at the same time) prunes packages its package.json does not list.
 set -euo pipefail
 REPO="$(cd "$(dirname "$0")/.." && pwd)"
 export DEBIAN_FRONTEND=noninteractive
@@ -16,7 +18,7 @@ if [ "${#need[@]}" -gt 0 ]; then
   apt-get install -y -q --no-install-recommends "${need[@]}"
 fi
 
-if [ ! -f "$REPO/.cache/npm/node_modules/mermaid/dist/mermaid.min.js" ]; then
-  mkdir -p "$REPO/.cache/npm"
-  npm install --prefix "$REPO/.cache/npm" --no-audit --no-fund --silent mermaid@11
+if [ ! -f "$REPO/.cache/viz-npm/node_modules/mermaid/dist/mermaid.min.js" ]; then
+  mkdir -p "$REPO/.cache/viz-npm"
+  npm install --prefix "$REPO/.cache/viz-npm" --no-audit --no-fund --silent mermaid@11
 fi

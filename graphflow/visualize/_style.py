@@ -1,8 +1,14 @@
-"""What every renderer shares: status colours, run-overlay text, titles with the run line."""
+"""What every renderer shares: status colours, run-overlay text, titles, the walk over nested boxes."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import TypeVar
+
 from graphflow.visualize.model import AgentBox, AgentRun, Drawing, Node
+
+T = TypeVar("T")
 
 STATUS_COLORS: dict[str, tuple[str, str]] = {
     # status: (fill, stroke)
@@ -56,3 +62,24 @@ def node_label(drawing: Drawing, node: Node, agents: dict[str, AgentBox]) -> str
 def status_of(node: Node, agents: dict[str, AgentBox]) -> str | None:
     box = agents.get(node.id) if node.kind == "agent" else None
     return box.run.status if box and box.run else None
+
+
+def nest(
+    drawing: Drawing,
+    target: T,
+    node: Callable[[T, Node], None],
+    box: Callable[[T, AgentBox], AbstractContextManager[T]],
+    owner: str | None = None,
+) -> None:
+    """Visit the drawing as nested boxes, the way mermaid, PlantUML and DOT write them.
+
+    For `owner`'s box (None: the top level): `node(target, n)` for each node drawn in it, then
+    for each box in it `with box(target, b) as inner:` and the same walk inside with `inner`
+    (an indent, a Graphviz cluster, ...): the context opens and closes the renderer's block.
+    """
+    nodes, boxes = drawing.members(owner)
+    for member in nodes:
+        node(target, member)
+    for inner_box in boxes:
+        with box(target, inner_box) as inner:
+            nest(drawing, inner, node, box, inner_box.id)

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from graphflow.visualize._ids import SafeIds
-from graphflow.visualize._style import KIND_FILL, STATUS_COLORS, box_title, node_label, status_of
+from graphflow.visualize._style import (
+    KIND_FILL,
+    STATUS_COLORS,
+    box_title,
+    nest,
+    node_label,
+    status_of,
+)
 from graphflow.visualize.model import AgentBox, Drawing, Node
 
 if TYPE_CHECKING:
@@ -79,23 +88,17 @@ def to_graphviz(drawing: Drawing) -> graphviz.Digraph:
             attrs["fillcolor"], attrs["color"] = STATUS_COLORS[status]
         target.node(ids(node.id), _text(node_label(drawing, node, agents)), **attrs)
 
-    def add_box(target: Any, box: AgentBox) -> None:
+    @contextmanager
+    def add_box(target: Any, box: AgentBox) -> Iterator[Any]:
         with target.subgraph(name=f"cluster_{ids(box.id, 'c')}") as cluster:
             attrs = {"label": _text(box_title(box)), "style": "rounded", "color": "#607d8b"}
             if box.run is not None:
                 fill, stroke = STATUS_COLORS[box.run.status]
                 attrs.update(style="rounded,filled", fillcolor=fill, color=stroke)
             cluster.attr(**attrs)
-            add_members(cluster, box.id)
+            yield cluster
 
-    def add_members(target: Any, owner: str | None) -> None:
-        nodes, boxes = drawing.members(owner)
-        for node in nodes:
-            add_node(target, node)
-        for box in boxes:
-            add_box(target, box)
-
-    add_members(graph, None)
+    nest(drawing, graph, add_node, add_box)
     for edge in drawing.edges:
         attrs = dict(_EDGES.get(edge.kind, {}))
         if edge.style != "solid":

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from graphflow.visualize._ids import SafeIds
 from graphflow.visualize._style import (
     KIND_FILL,
     STATUS_COLORS,
     box_title,
+    nest,
     node_label,
     status_of,
 )
-from graphflow.visualize.model import AgentBox, Drawing, Node
+from graphflow.visualize.model import SCHEMA_VERSION, AgentBox, Drawing, Node
 
 __all__ = ("render",)
 
@@ -39,35 +43,29 @@ def render(drawing: Drawing) -> str:
     """The drawing as Mermaid `flowchart` text."""
     ids = SafeIds()
     agents = {a.id: a for a in drawing.agents}
-    lines = [f"%% graphflow drawing of {drawing.root} (schema 1)", "flowchart TB"]
+    lines = [f"%% graphflow drawing of {drawing.root} (schema {SCHEMA_VERSION})", "flowchart TB"]
     classes: dict[str, list[str]] = {}
     styles: list[str] = []
 
-    def emit_node(node: Node, indent: str) -> None:
+    def emit_node(indent: str, node: Node) -> None:
         left, right = _SHAPES.get(node.kind, _SHAPES["step"])
         safe = ids(node.id)
         lines.append(f"{indent}{safe}{left}{_text(node_label(drawing, node, agents))}{right}")
         status = status_of(node, agents)
         classes.setdefault(status or node.kind, []).append(safe)
 
-    def emit_box(box: AgentBox, indent: str) -> None:
+    @contextmanager
+    def emit_box(indent: str, box: AgentBox) -> Iterator[str]:
         safe = ids(box.id, "c")
         lines.append(f'{indent}subgraph {safe}["{_text(box_title(box))}"]')
         lines.append(f"{indent}  direction TB")
-        emit_members(box.id, indent + "  ")
+        yield indent + "  "
         lines.append(f"{indent}end")
         if box.run is not None:
             fill, stroke = STATUS_COLORS[box.run.status]
             styles.append(f"style {safe} fill:{fill},stroke:{stroke}")
 
-    def emit_members(owner: str | None, indent: str) -> None:
-        nodes, boxes = drawing.members(owner)
-        for node in nodes:
-            emit_node(node, indent)
-        for box in boxes:
-            emit_box(box, indent)
-
-    emit_members(None, "  ")
+    nest(drawing, "  ", emit_node, emit_box)
     for edge in drawing.edges:
         arrow = _ARROWS[edge.style]
         label = f'|"{_text(edge.label)}"|' if edge.label else ""

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from graphflow.visualize._ids import SafeIds
-from graphflow.visualize._style import STATUS_COLORS, box_title, node_label, status_of
-from graphflow.visualize.model import AgentBox, Drawing, Node
+from graphflow.visualize._style import STATUS_COLORS, box_title, nest, node_label, status_of
+from graphflow.visualize.model import SCHEMA_VERSION, AgentBox, Drawing, Node
 
 __all__ = ("render",)
 
@@ -33,7 +36,7 @@ def render(drawing: Drawing) -> str:
     agents = {a.id: a for a in drawing.agents}
     lines = [
         f"@startuml {drawing.root}",
-        "' graphflow drawing (schema 1)",
+        f"' graphflow drawing (schema {SCHEMA_VERSION})",
         "skinparam shadowing false",
         "skinparam defaultFontName DejaVu Sans",
         "skinparam defaultFontSize 11",
@@ -44,29 +47,23 @@ def render(drawing: Drawing) -> str:
     def color(status: str | None) -> str:
         return f" {STATUS_COLORS[status][0]}" if status else ""
 
-    def emit_node(node: Node, indent: str) -> None:
+    def emit_node(indent: str, node: Node) -> None:
         element = _ELEMENTS.get(node.kind, "rectangle")
         label = _text(node_label(drawing, node, agents))
         lines.append(
             f'{indent}{element} "{label}" as {ids(node.id)}{color(status_of(node, agents))}'
         )
 
-    def emit_box(box: AgentBox, indent: str) -> None:
+    @contextmanager
+    def emit_box(indent: str, box: AgentBox) -> Iterator[str]:
         status = box.run.status if box.run else None
         lines.append(
             f'{indent}rectangle "{_text(box_title(box))}" as {ids(box.id, "c")}{color(status)} {{'
         )
-        emit_members(box.id, indent + "  ")
+        yield indent + "  "
         lines.append(f"{indent}}}")
 
-    def emit_members(owner: str | None, indent: str) -> None:
-        nodes, boxes = drawing.members(owner)
-        for node in nodes:
-            emit_node(node, indent)
-        for box in boxes:
-            emit_box(box, indent)
-
-    emit_members(None, "")
+    nest(drawing, "", emit_node, emit_box)
     for edge in drawing.edges:
         arrow = _ARROWS[edge.style]
         if edge.kind in _EDGE_COLORS:

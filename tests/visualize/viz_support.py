@@ -14,7 +14,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 SNAPSHOTS = Path(__file__).parent / "snapshots"
-MERMAID_JS = REPO / ".cache" / "npm" / "node_modules" / "mermaid" / "dist" / "mermaid.min.js"
+MERMAID_JS = REPO / ".cache" / "viz-npm" / "node_modules" / "mermaid" / "dist" / "mermaid.min.js"
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
