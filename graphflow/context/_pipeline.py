@@ -214,6 +214,8 @@ def _mask(run: _Run, view: list[BaseMessage], keep_last: int | None = None) -> l
         min_chars=masking.min_chars,
         gist_chars=masking.gist_chars,
         ordinals=run.ordinals,
+        keep_tokens=masking.keep_tokens,
+        cost=run.counter.count_text,
     )
     for item in masked:
         if not item.stored:

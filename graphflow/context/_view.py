@@ -8,7 +8,7 @@ the 1-based position of a tool result among the tool results of the agent's chec
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -128,32 +128,38 @@ def mask(
     min_chars: int,
     gist_chars: int,
     ordinals: dict[str, int],
+    keep_tokens: int | None = None,
+    cost: Callable[[str], int] | None = None,
 ) -> tuple[list[BaseMessage], list[Masked]]:
-    """Replace the results of all but the last `keep_last` rounds by placeholders.
+    """Replace the results of all but the newest rounds by placeholders.
 
-    Only results of the checkpointed history (those with an ordinal) of at least `min_chars`
-    characters are masked; calls, reasoning and small results stay whole.
+    The newest `keep_last` rounds stay whole, as far as their maskable results fit in
+    `keep_tokens` tokens (as counted by `cost`; None: no budget); the newest round always stays
+    whole. Only results of the checkpointed history (those with an ordinal) of at least
+    `min_chars` characters are masked or counted; calls, reasoning and small results stay whole.
     """
+
+    def maskable(message: BaseMessage) -> bool:
+        return (
+            isinstance(message, ToolMessage)
+            and message.id in ordinals
+            and MASK_MARK not in message.additional_kwargs
+            and len(text_of(message)) >= min_chars
+        )
+
     starts = round_starts(messages)
-    if keep_last >= len(starts):
-        return list(messages), []
-    protected_from = starts[-keep_last] if keep_last > 0 else len(messages)
+    protected_from = _kept_from(
+        messages, starts, keep_last, keep_tokens, maskable, cost or (lambda text: len(text))
+    )
     names = call_names(messages)
     out: list[BaseMessage] = []
     masked: list[Masked] = []
     for index, message in enumerate(messages):
-        if (
-            index >= protected_from
-            or not isinstance(message, ToolMessage)
-            or message.id not in ordinals
-            or MASK_MARK in message.additional_kwargs
-        ):
+        if index >= protected_from or not maskable(message):
             out.append(message)
             continue
+        assert isinstance(message, ToolMessage) and message.id is not None
         text = text_of(message)
-        if len(text) < min_chars:
-            out.append(message)
-            continue
         recalled = message.additional_kwargs.get(RECALL_MARK)
         obs_id = str(recalled) if recalled else observation_id(ordinals[message.id])
         tool = message.name or names.get(message.tool_call_id, "tool")
@@ -168,6 +174,31 @@ def mask(
             )
         )
     return out, masked
+
+
+def _kept_from(
+    messages: Sequence[BaseMessage],
+    starts: list[int],
+    keep_last: int,
+    keep_tokens: int | None,
+    maskable: Callable[[BaseMessage], bool],
+    cost: Callable[[str], int],
+) -> int:
+    """The index from which results stay whole: the start of the oldest round kept."""
+    if not starts:
+        return 0
+    kept = starts[-keep_last:]
+    if keep_tokens is None:
+        return kept[0] if len(starts) > keep_last else 0
+    # newest first: a round stays whole while the results kept so far fit in the budget
+    bounds = [*kept, len(messages)]
+    used = 0
+    for j in range(len(kept) - 1, -1, -1):
+        size = sum(cost(text_of(m)) for m in messages[bounds[j] : bounds[j + 1]] if maskable(m))
+        if j < len(kept) - 1 and used + size > keep_tokens:
+            return bounds[j + 1]
+        used += size
+    return kept[0] if len(starts) > keep_last else 0
 
 
 def summary_message(summary: dict[str, Any]) -> HumanMessage:

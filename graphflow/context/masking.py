@@ -27,6 +27,7 @@ class ObservationMasking(ContextPolicy):
         self,
         keep_last: int = 10,
         *,
+        keep_tokens: int | None = 2_000,
         min_chars: int = 500,
         gist_chars: int = 80,
         offload: Any = None,
@@ -36,6 +37,11 @@ class ObservationMasking(ContextPolicy):
         Args:
             keep_last: tool rounds (a model turn's calls and their results) kept whole, newest
                 first; at least 1.
+            keep_tokens: the most tokens of tool results kept whole: walking back from the
+                newest round, a round whose results would exceed it is masked with every older
+                one, even within `keep_last` (the newest round always stays whole). Ten results
+                of 200 tokens keep all ten rounds; 2 KB pages keep about four. None: no budget,
+                `keep_last` rounds whatever their size.
             min_chars: results shorter than this stay whole (a placeholder would not be smaller).
             gist_chars: length of the gist in the placeholder (0: no gist).
             offload: where the originals go: a LangGraph `BaseStore`, a directory path, an
@@ -46,11 +52,18 @@ class ObservationMasking(ContextPolicy):
                 f"ObservationMasking: keep_last={keep_last}; it must be at least 1 (the newest "
                 "round's results are what the model has not read yet)"
             )
+        if keep_tokens is not None and keep_tokens < 0:
+            raise ValueError(
+                f"ObservationMasking: keep_tokens={keep_tokens}; use a number of tokens >= 0 "
+                "(0 keeps only the newest round whole) or None for no budget"
+            )
         if min_chars < 0 or gist_chars < 0:
             raise ValueError("ObservationMasking: min_chars and gist_chars must be >= 0")
         super().__init__(offload=offload)
         self.keep_last = keep_last
         """Tool rounds kept whole."""
+        self.keep_tokens = keep_tokens
+        """Most tokens of tool results kept whole (None: no budget)."""
         self.min_chars = min_chars
         """Results shorter than this are never masked."""
         self.gist_chars = gist_chars

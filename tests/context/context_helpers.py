@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.tools import tool
+
+from graphflow.testing import tool_call
 
 RESULT_CHARS = 2140
 
@@ -24,6 +28,27 @@ def web_search(query: str) -> str:
 def rounds_so_far(messages: list[BaseMessage]) -> int:
     """AI messages that called tools, i.e. completed tool rounds in a request."""
     return sum(1 for m in messages if isinstance(m, AIMessage) and m.tool_calls)
+
+
+def searching(
+    rounds: int,
+    *,
+    tool: str = "web_search",
+    query: str = "q{}",
+    recall_at: dict[int, str] | None = None,
+    answer: str = "done",
+) -> Callable[[list[BaseMessage], int], AIMessage | str]:
+    """A scripted model's function: round r calls `tool` with `query.format(r)`, or recalls
+    `recall_at[r]`; after `rounds` rounds it answers. Rounds are counted in the request, so
+    use it with masking only (a summary removes rounds from the request)."""
+
+    def script(messages: list[BaseMessage], n: int) -> AIMessage | str:
+        r = rounds_so_far(messages)
+        if recall_at and r in recall_at:
+            return tool_call("recall_observation", {"id": recall_at[r]})
+        return tool_call(tool, {"query": query.format(r)}) if r < rounds else answer
+
+    return script
 
 
 def next_round(messages: list[BaseMessage], arg: str = "query") -> int:

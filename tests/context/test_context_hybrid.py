@@ -3,12 +3,27 @@
 from __future__ import annotations
 
 import pytest
-from context_helpers import big_result, next_round, placeholders, rounds_so_far, shape, web_search
+from context_helpers import (
+    big_result,
+    next_round,
+    placeholders,
+    rounds_so_far,
+    searching,
+    shape,
+    web_search,
+)
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import tool
 
 from graphflow import ReactAgent, SequentialAgent
-from graphflow.context import ContextStats, HybridContext, ObservationMasking, Summarization
+from graphflow.context import (
+    ContextStats,
+    HybridContext,
+    ObservationMasking,
+    Summarization,
+    check_tool_pairs,
+)
+from graphflow.events import CustomEvent
 from graphflow.exceptions import AgentSpecError, GraphflowConfigError
 from graphflow.hooks.base import ModelHook
 from graphflow.testing import ScriptedChatModel, tool_call
@@ -85,15 +100,9 @@ async def test_async_runs_send_the_same_requests():
 
 
 async def test_async_recall():
-    def script(messages, n):
-        r = next_round(messages)
-        if r == 4:
-            return tool_call("recall_observation", {"id": "obs_1"})
-        return tool_call("web_search", {"query": f"q{r}"}) if r < 5 else "done"
-
     agent = ReactAgent(
         name="a",
-        model=ScriptedChatModel(fn=script),
+        model=ScriptedChatModel(fn=searching(5, recall_at={4: "obs_1"})),
         tools=[web_search],
         context=HybridContext(ObservationMasking(keep_last=1)),
     )
@@ -199,3 +208,87 @@ def test_masking_tightens_before_any_summary_is_paid_for():
         whole = [m for m in request if isinstance(m, ToolMessage) and not placeholders([m])]
         assert len(whole) <= 2
     assert ContextStats.from_state(agent.get_state("t")).summaries == summarizer.calls >= 1
+
+
+def test_an_orphan_made_by_a_later_hook_is_repaired_before_sending(caplog):
+    class DropFirstCall(ModelHook):
+        """A careless trimming hook: drops the first tool call but leaves its result."""
+
+        def before_model(self, request):
+            messages = list(request.messages)
+            first = next(
+                (i for i, m in enumerate(messages) if getattr(m, "tool_calls", None)), None
+            )
+            if first is None:
+                return None
+            return request.override(messages=messages[:first] + messages[first + 1 :])
+
+    model = ScriptedChatModel(
+        replies=[tool_call("web_search", {"query": f"q{r}"}) for r in range(4)] + ["done"]
+    )
+    agent = ReactAgent(
+        name="a", model=model, tools=[web_search], context=HybridContext(), hooks=[DropFirstCall()]
+    )
+    with caplog.at_level("WARNING", logger="graphflow.context"):
+        agent.invoke("go", thread_id="t")
+    assert model.calls == 5
+    for request in model.requests:
+        assert check_tool_pairs(request) == []  # the orphan result never reached the model
+    sent = [[m.content for m in r if isinstance(m, ToolMessage)] for r in model.requests]
+    assert sent == [[], [], *[[big_result(f"q{k}") for k in range(1, n)] for n in (2, 3, 4)]]
+    assert caplog.text.count("repaired 1 orphan") == 4
+
+
+def test_hooks_see_the_policys_record():
+    class Reader(ModelHook):
+        def __init__(self):
+            self.seen = []
+
+        def before_model(self, request):
+            # this call's record (in the request's state writes) and the last call's (in state)
+            self.seen.append(
+                (
+                    ContextStats.from_state(request.state_update),
+                    ContextStats.from_state(request.state),
+                )
+            )
+
+    reader = Reader()
+    agent = _agent(5, hooks=[reader])
+    agent.invoke("go", thread_id="t")
+    now = [s.masked_results for s, _ in reader.seen]
+    assert now == [0, 0, 0, 1, 2, 3]
+    assert [s.model_calls for s, _ in reader.seen] == [1, 2, 3, 4, 5, 6]
+    assert [s.model_calls for _, s in reader.seen] == [0, 1, 2, 3, 4, 5]
+    assert reader.seen[-1][0] == ContextStats.from_state(agent.get_state("t"))
+
+
+def test_typed_events_carry_what_the_policy_did():
+    @tool
+    def status(job: str) -> str:
+        """Job status."""
+        return f"{job}: pending " + "." * 600
+
+    summarizer = ScriptedChatModel(fn=lambda m, n: "## Progress\npolled")
+    model = ScriptedChatModel(replies=[tool_call("status", {"job": "42"})] * 6 + ["stop"])
+    agent = ReactAgent(
+        name="poller",
+        model=model,
+        tools=[status],
+        context=HybridContext(
+            ObservationMasking(keep_last=2),
+            Summarization(summarizer, keep_last=1),
+            context_window=700,
+        ),
+    )
+    found = [
+        e.data["graphflow_context"]
+        for e in agent.stream("Wait for job 42.", thread_id="t", events=CustomEvent)
+        if isinstance(e.data, dict) and "graphflow_context" in e.data
+    ]
+    kinds = [x["event"] for e in found for x in e["events"]]
+    assert kinds.count("loop_detected") == 1 and "summarized" in kinds
+    assert all(e["agent"] == "poller" for e in found)
+    assert any(e["masked"] for e in found)
+    stats = ContextStats.from_state(agent.get_state("t"))
+    assert stats.loops_detected == 1 and stats.summaries == kinds.count("summarized")

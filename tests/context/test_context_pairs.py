@@ -59,15 +59,36 @@ def build(turns: list[tuple]) -> list[BaseMessage]:
     return messages
 
 
-@given(st.lists(turn, max_size=25), st.integers(1, 6), st.integers(1, 6))
-def test_every_cut_keeps_pairs_together(turns, keep_mask, keep_summary):
+budget = st.one_of(st.none(), st.integers(0, 1_500))
+
+
+@given(st.lists(turn, max_size=25), st.integers(1, 6), st.integers(1, 6), budget)
+def test_every_cut_keeps_pairs_together(turns, keep_mask, keep_summary, keep_tokens):
     history = build(turns)
     assert check_tool_pairs(history) == []
     ordinals = _view.tool_ordinals(history)
     view, _ = _view.mask(
-        history, keep_last=keep_mask, min_chars=1, gist_chars=10, ordinals=ordinals
+        history,
+        keep_last=keep_mask,
+        min_chars=1,
+        gist_chars=10,
+        ordinals=ordinals,
+        keep_tokens=keep_tokens,
+        cost=lambda text: len(text) // 4,  # a 600-character result costs 150
     )
     assert check_tool_pairs(view) == []
+    # masked results all come before the whole ones, the newest round is whole, and what is
+    # whole fits the budget unless it is the newest round alone
+    flags = [_view.MASK_MARK in m.additional_kwargs for m in view if isinstance(m, ToolMessage)]
+    assert flags == sorted(flags, reverse=True)
+    starts = _view.round_starts(view)
+    if starts:
+        assert not any(_view.MASK_MARK in m.additional_kwargs for m in view[starts[-1] :])
+    whole_rounds = [s for s in starts if _view.MASK_MARK not in view[s + 1].additional_kwargs]
+    assert len(whole_rounds) <= max(keep_mask, 1)
+    if keep_tokens is not None and len(whole_rounds) > 1:
+        whole = [m for m in view[whole_rounds[0] :] if isinstance(m, ToolMessage)]
+        assert sum(len(str(m.content)) // 4 for m in whole) <= keep_tokens
     for _ in range(3):  # successive summaries, each folding in the previous one
         cut = _view.choose_cut(view, keep_summary)
         if cut is None:
@@ -138,8 +159,11 @@ def search(q: str) -> str:
     st.integers(1, 4),
     st.integers(1, 3),
     st.integers(400, 900),
+    st.sampled_from([None, 0, 300, 2_000]),
 )
-def test_every_request_of_a_real_run_is_pair_safe(widths, keep_mask, keep_summary, window):
+def test_every_request_of_a_real_run_is_pair_safe(
+    widths, keep_mask, keep_summary, window, keep_tokens
+):
     def script(messages, n):
         r = next_round(messages, "q")
         if r < len(widths):
@@ -149,7 +173,7 @@ def test_every_request_of_a_real_run_is_pair_safe(widths, keep_mask, keep_summar
     model = ScriptedChatModel(fn=script)
     summarizer = ScriptedChatModel(fn=lambda m, n: FIVE_SECTION_SUMMARY)
     policy = HybridContext(
-        ObservationMasking(keep_last=keep_mask, min_chars=100),
+        ObservationMasking(keep_last=keep_mask, keep_tokens=keep_tokens, min_chars=100),
         Summarization(summarizer, keep_last=keep_summary),
         context_window=window,
     )

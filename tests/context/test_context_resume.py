@@ -46,7 +46,7 @@ def _build(*, crash_tool=None, crash_model_at=None, offload=None):
     model = ScriptedChatModel(fn=script)
     summarizer = ScriptedChatModel(fn=lambda m, n: FIVE_SECTION_SUMMARY)
     policy = HybridContext(
-        ObservationMasking(keep_last=3, min_chars=200),
+        ObservationMasking(keep_last=3, keep_tokens=600, min_chars=200),  # 2 results of 264
         Summarization(summarizer, keep_last=2),
         context_window=1_400,
         offload=offload,
