@@ -183,3 +183,33 @@ def test_invalid_settings_are_rejected():
         Summarization(keep_last=0)
     with pytest.raises(ValueError, match="max_input_tokens"):
         Summarization(max_input_tokens=10)
+
+
+def test_results_of_summarized_rounds_stay_recallable():
+    state = {"recalled": False}
+
+    def script(messages, n):
+        if not state["recalled"] and _summaries(messages):
+            state["recalled"] = True
+            return tool_call("recall_observation", {"id": "obs_1"})
+        r = next_round(messages)
+        return tool_call("lookup", {"query": f"q{r}"}) if r < 10 else "final answer"
+
+    summarizer = ScriptedChatModel(fn=lambda m, n: FIVE_SECTION_SUMMARY)
+    model = ScriptedChatModel(fn=script)
+    agent = ReactAgent(
+        name="analyst",
+        model=model,
+        tools=[lookup],
+        # summarization alone: nothing is masked, the summary is what hides obs_1
+        context=Summarization(summarizer, keep_last=2, context_window=2_000),
+        max_iterations=40,
+    )
+    agent.invoke("Find the facts.", thread_id="t")
+    assert state["recalled"] and not any(placeholders(r) for r in model.requests)
+    history = agent.get_state("t").values["messages"]
+    [recalled] = [
+        m for m in history if isinstance(m, ToolMessage) and m.name == "recall_observation"
+    ]
+    assert recalled.status == "success"
+    assert recalled.content == lookup.invoke({"query": "q0"})
