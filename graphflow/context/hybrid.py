@@ -5,7 +5,8 @@ signal that the agent should stop; masking is cheap and keeps the trajectory rea
 request is built in this order:
 
 1. apply the summary made earlier, if any;
-2. mask tool results older than `masking.keep_last` rounds;
+2. mask tool results older than `masking.keep_last` rounds, or than the rounds whose results fit
+   in `masking.keep_tokens`;
 3. only if the request still exceeds `summarization.trigger` × the window, summarize;
 4. add a note when the last tool calls loop (`LoopBreaker`);
 5. check tool-call pairs and repair any orphan.
@@ -43,7 +44,8 @@ class HybridContext(ContextPolicy):
         """Configure the layers.
 
         Args:
-            masking: the masking settings (default `ObservationMasking()`: keep 10 rounds).
+            masking: the masking settings (default `ObservationMasking()`: keep 10 rounds, as
+                far as their results fit in 2,000 tokens).
             summarization: the summarization settings (default `Summarization()`: the agent's
                 model summarizes at 80% of its window); False for masking only.
             loop_breaker: the loop breaker (default `LoopBreaker()`: 3 repeats); False for none.

@@ -8,6 +8,13 @@ naming the tool, the size, a one-line gist and an observation id::
 
 Reasoning, tool calls and small results stay whole. The original goes to the offload store and
 the `recall_observation(id)` tool (added to the request once something is masked) brings it back.
+
+The seed keeps 10 rounds; graphflow keeps them *as far as their results fit in `keep_tokens`*
+(2,000 by default). Small results keep all ten rounds, while large ones, which are what fill a
+window and would be resent on every call, are masked once the model has read them and a few
+newer ones have arrived; the newest round always stays whole. Walking back from the newest
+round, the first round that does not fit is masked with everything before it, so the boundary
+only moves forward: a result once masked is never sent whole again.
 """
 
 from __future__ import annotations
