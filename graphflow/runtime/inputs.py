@@ -38,6 +38,11 @@ def normalize_input(input: Any, *, known: Iterable[str] = ()) -> Any:
     if input is None or isinstance(input, Command):
         return input
     if isinstance(input, str):
+        if not input.strip():
+            raise InputError(
+                f"the input string {input!r} is empty; pass what the agents should work on (an "
+                "empty input on purpose: {'input': ''})"
+            )
         return {INPUT: input, MESSAGES: [HumanMessage(content=input)]}
     if isinstance(input, BaseMessage):
         return {INPUT: input.text, MESSAGES: [input]}

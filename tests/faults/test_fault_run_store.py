@@ -138,7 +138,16 @@ def test_invoke_none_on_a_new_thread_is_an_input_error(calls, store) -> None:
     assert calls["prep"] == 0
 
 
-@pytest.mark.parametrize(("value", "says"), [({}, "input dict is empty"), ([], "list is empty")])
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        ({}, "input dict is empty"),
+        ([], "list is empty"),
+        ("", "input string '' is empty"),
+        (" \n\t", r"input string ' \\n\\t' is empty"),
+    ],
+    ids=["{}", "[]", "''", "whitespace"],
+)
 def test_empty_input_is_an_input_error(calls, store, value, says: str) -> None:
     team = _team(calls)
     with pytest.raises(InputError, match=says):
@@ -146,8 +155,14 @@ def test_empty_input_is_an_input_error(calls, store, value, says: str) -> None:
     assert calls["prep"] == 0
     assert team.runs(checkpointer=store) == []  # the refused input left no run behind
     # what a non-empty input of that kind looks like
-    good = {"input": "pumps"} if isinstance(value, dict) else [HumanMessage("pumps")]
+    good = {
+        dict: {"input": "pumps"},
+        list: [HumanMessage("pumps")],
+        str: "pumps",
+    }[type(value)]
     assert team.invoke(good, thread_id="t", checkpointer=store)["input"] == "pumps"
+    if isinstance(value, str):  # an empty input on purpose: the dict form says so
+        assert team.invoke({"input": ""}, thread_id="t2", checkpointer=store)["input"] == ""
 
 
 def test_unknown_input_keys_are_refused_naming_the_known_ones(calls, store) -> None:
