@@ -48,6 +48,7 @@ with `agent.resume(thread_id)`.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -91,8 +92,27 @@ __all__ = (
 )
 
 
+_URL_PASSWORD = re.compile(r"://([^:/@\s]+):[^@\s]*@")
+_QUERY_PASSWORD = re.compile(r"([?&]password=)[^&\s]*")
+_CONNINFO_PASSWORD = re.compile(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]+)")
+
+
+def _hide_passwords(text: str) -> str:
+    """`text` with URL (`user:pass@`, `?password=`) and conninfo passwords shown as `***`."""
+    text = _URL_PASSWORD.sub(r"://\1:***@", text)
+    text = _QUERY_PASSWORD.sub(r"\1***", text)
+    return _CONNINFO_PASSWORD.sub(r"\1***", text)
+
+
 class GraphflowError(Exception):
-    """Base class of every error graphflow raises."""
+    """Base class of every error graphflow raises.
+
+    A password in a store or endpoint URL that a message names is shown as `***`: messages end
+    up in logs and terminals.
+    """
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*(_hide_passwords(a) if isinstance(a, str) else a for a in args))
 
 
 class GraphflowConfigError(GraphflowError, ValueError):
@@ -163,7 +183,7 @@ class CheckpointStoreError(GraphflowError):
 
     def __init__(self, message: str, *, store: str | None = None) -> None:
         super().__init__(message)
-        self.store = store
+        self.store = None if store is None else _hide_passwords(store)
 
 
 class RunStateError(GraphflowError, LookupError):
@@ -412,8 +432,8 @@ class CheckpointTypeError(GraphflowError, TypeError):
         super().__init__(
             f"checkpoint contains {module}.{name}, which is not on graphflow's deserialization "
             "allowlist (loading a checkpoint never imports or calls arbitrary code). If the type "
-            f"is yours and safe to construct, allow it: graphflow.checkpoint.allow_types("
-            f"{name}) before compiling, or use it as an agent's output_schema"
+            f"is yours and safe to construct, allow it with graphflow.allow_types({name}) (it takes "
+            "effect at once), or use it as an agent's output_schema"
         )
 
 

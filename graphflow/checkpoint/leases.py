@@ -8,7 +8,8 @@ process on this host, has expired, so a crashed run can be resumed (and `runs()`
 `crashed`, not `running`).
 
 Where the lease lives follows the checkpointer: a table `graphflow_leases` in the same SQLite file
-or PostgreSQL database, or this process's memory for in-memory and other savers.
+or PostgreSQL database (whether the saver was named by URL or passed as an instance), or this
+process's memory for in-memory and other savers.
 """
 
 from __future__ import annotations
@@ -26,13 +27,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from graphflow.exceptions import ThreadBusyError
+from graphflow.exceptions import CheckpointStoreError, ThreadBusyError
 
 __all__ = ("LEASE_TTL", "Lease", "LeaseStore", "ahold", "hold", "lease_store")
 
 LEASE_TTL = 30.0
 """Seconds a lease stays valid without a heartbeat (renewed every third of that)."""
 HOST = socket.gethostname()
+LOCK_WAIT = 10.0
+"""Seconds a lease operation waits for an SQLite file another connection has locked."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -116,6 +119,46 @@ class LeaseStore(Protocol):
         ...
 
 
+_SELECT = "SELECT owner, host, pid, heartbeat FROM graphflow_leases WHERE thread_id = {}"
+
+
+def _lease_row(thread_id: str, row: Any) -> Lease | None:
+    """The lease a `_SELECT` row describes (None for no row)."""
+    if row is None:
+        return None
+    return Lease(thread_id=thread_id, owner=row[0], host=row[1], pid=row[2], heartbeat=row[3])
+
+
+def _database_error(exc: BaseException) -> bool:
+    return isinstance(exc, sqlite3.Error) or type(exc).__module__.startswith("psycopg")
+
+
+@contextlib.contextmanager
+def _failures(store: str, doing: str) -> Iterator[None]:
+    """Turn the lease table's database errors into one `CheckpointStoreError` naming the store.
+
+    A lease is taken before anything runs, so the message says nothing ran (no resume hint: a
+    new thread has nothing to resume).
+    """
+    try:
+        yield
+    except Exception as exc:
+        if not _database_error(exc):
+            raise
+        reason = " ".join(str(exc).split()).rstrip(".") or type(exc).__name__
+        fix = (
+            f"another connection has held a write lock on the file for over {LOCK_WAIT:g} s (a "
+            "long transaction, an sqlite3 shell with BEGIN open); end it and try again"
+            if "locked" in reason
+            else "check that the store works, then try again"
+        )
+        raise CheckpointStoreError(
+            f"checkpoint store {store}: {doing} failed ({type(exc).__name__}: {reason}); nothing "
+            f"ran — {fix}",
+            store=store,
+        ) from None
+
+
 class MemoryLeases:
     """Leases in this process (for in-memory and unknown savers)."""
 
@@ -157,36 +200,35 @@ _SQLITE_TABLE = (
 class SqliteLeases:
     """Leases in a table of the run's SQLite file.
 
-    Each operation opens its own short connection, so no saver's transaction is disturbed.
+    Each operation opens its own short connection, so no saver's transaction is disturbed; a
+    database error is a `CheckpointStoreError` naming the file.
     """
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, name: str | None = None) -> None:
         self.path = path
-        with self._connect() as conn:
-            conn.execute(_SQLITE_TABLE)
+        self.name = name or f"sqlite:///{path}"
+        """How errors name the store (the URL the first run gave)."""
+        self._ready = False
 
     @contextlib.contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        conn = sqlite3.connect(self.path, timeout=10, isolation_level=None)
-        try:
-            yield conn
-        finally:
-            conn.close()
-
-    def _row(self, conn: sqlite3.Connection, thread_id: str) -> Lease | None:
-        row = conn.execute(
-            "SELECT owner, host, pid, heartbeat FROM graphflow_leases WHERE thread_id = ?",
-            (thread_id,),
-        ).fetchone()
-        if row is None:
-            return None
-        return Lease(thread_id=thread_id, owner=row[0], host=row[1], pid=row[2], heartbeat=row[3])
+    def _connect(self, doing: str) -> Iterator[sqlite3.Connection]:
+        with _failures(self.name, doing):
+            conn = sqlite3.connect(self.path, timeout=LOCK_WAIT, isolation_level=None)
+            try:
+                if not self._ready:
+                    conn.execute(_SQLITE_TABLE)
+                    self._ready = True
+                yield conn
+            finally:
+                conn.close()
 
     def acquire(self, thread_id: str, owner: str) -> Lease | None:  # noqa: D102
-        with self._connect() as conn:
+        with self._connect(f"taking the lease of thread {thread_id!r}") as conn:
             conn.execute("BEGIN IMMEDIATE")
             try:
-                current = self._row(conn, thread_id)
+                current = _lease_row(
+                    thread_id, conn.execute(_SELECT.format("?"), (thread_id,)).fetchone()
+                )
                 if current is not None and current.owner != owner and current.alive():
                     conn.execute("ROLLBACK")
                     return current
@@ -202,21 +244,21 @@ class SqliteLeases:
                 raise
 
     def renew(self, thread_id: str, owner: str) -> None:  # noqa: D102
-        with self._connect() as conn:
+        with self._connect("renewing a lease") as conn:
             conn.execute(
                 "UPDATE graphflow_leases SET heartbeat = ? WHERE thread_id = ? AND owner = ?",
                 (time.time(), thread_id, owner),
             )
 
     def release(self, thread_id: str, owner: str) -> None:  # noqa: D102
-        with self._connect() as conn:
+        with self._connect("releasing a lease") as conn:
             conn.execute(
                 "DELETE FROM graphflow_leases WHERE thread_id = ? AND owner = ?", (thread_id, owner)
             )
 
     def holder(self, thread_id: str) -> Lease | None:  # noqa: D102
-        with self._connect() as conn:
-            return self._row(conn, thread_id)
+        with self._connect(f"reading the lease of thread {thread_id!r}") as conn:
+            return _lease_row(thread_id, conn.execute(_SELECT.format("?"), (thread_id,)).fetchone())
 
 
 _PG_TABLE = (
@@ -226,40 +268,47 @@ _PG_TABLE = (
 
 
 class PostgresLeases:
-    """Leases in a table of the run's PostgreSQL database (own connections from its URL)."""
+    """Leases in a table of the run's PostgreSQL database (own connections from its conninfo).
+
+    `url` is a `postgresql://` URL or a libpq conninfo string (from a saver passed as an
+    instance); connections wait at most `GRAPHFLOW_PG_CONNECT_TIMEOUT` seconds.
+    """
 
     def __init__(self, url: str) -> None:
+        from graphflow.checkpoint.urls import safe_url
+
         self.url = url
-        with self._connect() as conn:
-            conn.execute(_PG_TABLE)
+        self.name = safe_url(url)
+        self._ready = False
 
     @contextlib.contextmanager
-    def _connect(self) -> Iterator[Any]:
+    def _connect(self, doing: str) -> Iterator[Any]:
         import psycopg
 
-        with psycopg.connect(self.url, autocommit=True, connect_timeout=10) as conn:
-            yield conn
+        from graphflow.checkpoint.urls import pg_timeout
 
-    def _row(self, conn: Any, thread_id: str, lock: bool = False) -> Lease | None:
-        row = conn.execute(
-            "SELECT owner, host, pid, heartbeat FROM graphflow_leases WHERE thread_id = %s"
-            + (" FOR UPDATE" if lock else ""),
-            (thread_id,),
-        ).fetchone()
-        if row is None:
-            return None
-        return Lease(thread_id=thread_id, owner=row[0], host=row[1], pid=row[2], heartbeat=row[3])
+        with (
+            _failures(self.name, doing),
+            psycopg.connect(
+                self.url, autocommit=True, connect_timeout=max(1, int(pg_timeout()))
+            ) as conn,
+        ):
+            if not self._ready:
+                conn.execute(_PG_TABLE)
+                self._ready = True
+            yield conn
 
     def acquire(self, thread_id: str, owner: str) -> Lease | None:  # noqa: D102
         lease = _new(thread_id, owner)
-        with self._connect() as conn, conn.transaction():
+        with self._connect(f"taking the lease of thread {thread_id!r}") as conn, conn.transaction():
             conn.execute(
                 "INSERT INTO graphflow_leases VALUES (%s, %s, %s, %s, 0) "
                 "ON CONFLICT (thread_id) DO NOTHING",
                 (thread_id, owner, lease.host, lease.pid),
             )
             # (a row just inserted has heartbeat 0: expired, so it is ours)
-            current = self._row(conn, thread_id, lock=True)
+            row = conn.execute(_SELECT.format("%s") + " FOR UPDATE", (thread_id,)).fetchone()
+            current = _lease_row(thread_id, row)
             if current is not None and current.owner != owner and current.alive():
                 return current
             conn.execute(
@@ -270,22 +319,24 @@ class PostgresLeases:
         return None
 
     def renew(self, thread_id: str, owner: str) -> None:  # noqa: D102
-        with self._connect() as conn:
+        with self._connect("renewing a lease") as conn:
             conn.execute(
                 "UPDATE graphflow_leases SET heartbeat = %s WHERE thread_id = %s AND owner = %s",
                 (time.time(), thread_id, owner),
             )
 
     def release(self, thread_id: str, owner: str) -> None:  # noqa: D102
-        with self._connect() as conn:
+        with self._connect("releasing a lease") as conn:
             conn.execute(
                 "DELETE FROM graphflow_leases WHERE thread_id = %s AND owner = %s",
                 (thread_id, owner),
             )
 
     def holder(self, thread_id: str) -> Lease | None:  # noqa: D102
-        with self._connect() as conn:
-            return self._row(conn, thread_id)
+        with self._connect(f"reading the lease of thread {thread_id!r}") as conn:
+            return _lease_row(
+                thread_id, conn.execute(_SELECT.format("%s"), (thread_id,)).fetchone()
+            )
 
 
 def _new(thread_id: str, owner: str) -> Lease:
@@ -308,6 +359,30 @@ def _sqlite_file(saver: Any) -> str | None:
     return path or None  # "" for an in-memory database
 
 
+_CONNINFO_KEYS = ("host", "hostaddr", "port", "dbname", "user", "password", "sslmode")
+
+
+def _postgres_conninfo(saver: Any) -> str | None:
+    """The conninfo of a PostgreSQL saver passed as an instance (its pool's or connection's).
+
+    Leases then live in its database, so runs in other processes see them.
+    """
+    conn: Any = getattr(saver, "conn", None)
+    module = type(conn).__module__
+    if not module.startswith(("psycopg", "psycopg_pool")):
+        return None
+    from psycopg.conninfo import make_conninfo
+
+    if hasattr(conn, "conninfo") and hasattr(conn, "kwargs"):  # a (sync or async) pool
+        extra = {k: v for k, v in (conn.kwargs or {}).items() if k in _CONNINFO_KEYS}
+        return make_conninfo(conn.conninfo, **extra)
+    info = getattr(conn, "info", None)
+    if info is None:
+        return None
+    # (the dsn a connection reports leaves its password out)
+    return make_conninfo(info.dsn, password=info.password) if info.password else info.dsn
+
+
 def lease_store(spec: Any, saver: Any) -> LeaseStore:
     """The lease store for runs on `saver` (built from `spec`, a URL or the saver itself)."""
     key: Any
@@ -317,13 +392,15 @@ def lease_store(spec: Any, saver: Any) -> LeaseStore:
         key = ("postgres", spec)
     elif (path := _sqlite_file(saver)) is not None:
         key = ("sqlite", str(Path(path).resolve()))
+    elif (conninfo := _postgres_conninfo(saver)) is not None:
+        key = ("postgres", conninfo)
     else:
         key = ("memory", id(saver))
     with _stores_lock:
         store = _stores.get(key)
         if store is None:
             if key[0] == "sqlite":
-                store = SqliteLeases(key[1])
+                store = SqliteLeases(key[1], spec if isinstance(spec, str) else None)
             elif key[0] == "postgres":
                 store = PostgresLeases(key[1])
             else:

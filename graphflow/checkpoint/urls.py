@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
@@ -15,9 +14,15 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graphflow.checkpoint.serde import safe_serializer
-from graphflow.exceptions import CheckpointStoreError, GraphflowConfigError
+from graphflow.exceptions import CheckpointStoreError, GraphflowConfigError, _hide_passwords
 
-__all__ = ("needs_async_saver", "open_async_checkpointer", "resolve_checkpointer")
+__all__ = (
+    "needs_async_saver",
+    "open_async_checkpointer",
+    "pg_timeout",
+    "resolve_checkpointer",
+    "safe_url",
+)
 
 _POSTGRES = ("postgresql://", "postgres://")
 _SQLITE = "sqlite:///"
@@ -114,6 +119,18 @@ def _open_sqlite(spec: str, path: str) -> sqlite3.Connection:
     return conn
 
 
+def _setup_failed(spec: str, path: str, exc: sqlite3.DatabaseError) -> CheckpointStoreError:
+    if "locked" in str(exc):
+        return _store_error(
+            spec,
+            path,
+            f"its tables cannot be created ({exc})",
+            "another connection holds a write lock on the file (a long transaction, an sqlite3 "
+            "shell with BEGIN open); end it and try again",
+        )
+    return _store_error(spec, path, f"its tables cannot be created ({exc})", "check the file")
+
+
 def _unsupported(spec: Any) -> GraphflowConfigError:
     if not isinstance(spec, str):
         return GraphflowConfigError(
@@ -159,9 +176,7 @@ def resolve_checkpointer(spec: Any, *, allowed_types: Iterable[type] = ()) -> An
         try:
             saver.setup()
         except sqlite3.DatabaseError as exc:
-            raise _store_error(
-                spec, path, f"its tables cannot be created ({exc})", "check the file"
-            ) from None
+            raise _setup_failed(spec, path, exc) from None
         return saver
     if spec.startswith(_POSTGRES):
         try:
@@ -170,23 +185,9 @@ def resolve_checkpointer(spec: Any, *, allowed_types: Iterable[type] = ()) -> An
             from psycopg_pool import ConnectionPool
         except ImportError as exc:
             raise _postgres_missing(exc) from exc
-        timeout = _pg_timeout()
+        timeout = pg_timeout()
         _probe_postgres(spec, timeout)
-        pool = ConnectionPool(
-            spec,
-            kwargs={
-                "autocommit": True,
-                "prepare_threshold": 0,
-                "row_factory": dict_row,
-                "connect_timeout": max(1, int(timeout)),
-            },
-            timeout=timeout,
-            reconnect_timeout=timeout,
-            # a connection is checked before use: after a server restart the pool's idle
-            # connections are dead, and the resume would fail on the first one
-            check=ConnectionPool.check_connection,
-            open=False,
-        )
+        pool = ConnectionPool(spec, **_pool_options(ConnectionPool, dict_row, timeout))
         try:
             pool.open(wait=True, timeout=timeout)
             psaver = PostgresSaver(pool, serde=serde)  # type: ignore[arg-type]
@@ -198,7 +199,8 @@ def resolve_checkpointer(spec: Any, *, allowed_types: Iterable[type] = ()) -> An
     raise _unsupported(spec)
 
 
-def _pg_timeout() -> float:
+def pg_timeout() -> float:
+    """Seconds to wait for PostgreSQL (`GRAPHFLOW_PG_CONNECT_TIMEOUT`, default 5)."""
     raw = os.environ.get(PG_CONNECT_TIMEOUT_ENV, "5")
     try:
         return max(0.5, float(raw))
@@ -206,6 +208,24 @@ def _pg_timeout() -> float:
         raise GraphflowConfigError(
             f"{PG_CONNECT_TIMEOUT_ENV}={raw!r} is not a number of seconds"
         ) from None
+
+
+def _pool_options(pool_class: Any, row_factory: Any, timeout: float) -> dict[str, Any]:
+    """What the sync and the async PostgreSQL pools of a URL are opened with."""
+    return {
+        "kwargs": {
+            "autocommit": True,
+            "prepare_threshold": 0,
+            "row_factory": row_factory,
+            "connect_timeout": max(1, int(timeout)),
+        },
+        "timeout": timeout,
+        "reconnect_timeout": timeout,
+        # a connection is checked before use: after a server restart the pool's idle
+        # connections are dead, and the resume would fail on the first one
+        "check": pool_class.check_connection,
+        "open": False,
+    }
 
 
 def _probe_postgres(spec: str, timeout: float) -> None:
@@ -221,18 +241,18 @@ def _probe_postgres(spec: str, timeout: float) -> None:
         raise _pg_unreachable(spec, timeout, exc) from None
 
 
-def _safe_url(spec: str) -> str:
-    # never print a password
-    return re.sub(r"://([^:/@]+):[^@]*@", r"://\1:***@", spec)
+def safe_url(spec: str) -> str:
+    """`spec` with its password hidden (a URL's `user:pass@`, a conninfo's `password=`)."""
+    return _hide_passwords(spec)
 
 
 def _pg_unreachable(spec: str, timeout: float, exc: BaseException) -> CheckpointStoreError:
     reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return CheckpointStoreError(
-        f"checkpointer {_safe_url(spec)!r}: PostgreSQL cannot be reached (waited at most "
+        f"checkpointer {safe_url(spec)!r}: PostgreSQL cannot be reached (waited at most "
         f"{timeout:g} s: {reason}); check that the server runs and the URL's host, port, database and "
         f"credentials (wait longer with {PG_CONNECT_TIMEOUT_ENV}=seconds)",
-        store=_safe_url(spec),
+        store=safe_url(spec),
     )
 
 
@@ -270,7 +290,11 @@ async def _build_async(
         _open_sqlite(spec, path).close()  # the same checks as the sync saver
         conn = await aiosqlite.connect(path, timeout=30)
         saver = AsyncSqliteSaver(conn, serde=serde)
-        await saver.setup()
+        try:
+            await saver.setup()
+        except sqlite3.DatabaseError as exc:
+            await conn.close()
+            raise _setup_failed(spec, path, exc) from None
         return saver, conn.close
     try:
         from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
@@ -278,21 +302,10 @@ async def _build_async(
         from psycopg_pool import AsyncConnectionPool
     except ImportError as exc:
         raise _postgres_missing(exc) from exc
-    timeout = _pg_timeout()
+    timeout = pg_timeout()
     await asyncio.to_thread(_probe_postgres, spec, timeout)
     pool = AsyncConnectionPool(
-        spec,
-        min_size=1,
-        kwargs={
-            "autocommit": True,
-            "prepare_threshold": 0,
-            "row_factory": dict_row,
-            "connect_timeout": max(1, int(timeout)),
-        },
-        timeout=timeout,
-        reconnect_timeout=timeout,
-        check=AsyncConnectionPool.check_connection,
-        open=False,
+        spec, min_size=1, **_pool_options(AsyncConnectionPool, dict_row, timeout)
     )
     try:
         await pool.open(wait=True, timeout=timeout)

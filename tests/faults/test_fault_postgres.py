@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from graphflow import FunctionAgent, ReactAgent, SequentialAgent
-from graphflow.exceptions import CheckpointStoreError
+from graphflow.exceptions import CheckpointStoreError, RunStateError
 from graphflow.testing import ScriptedChatModel
 
 pytestmark = pytest.mark.postgres
@@ -199,3 +199,67 @@ def test_postgres_down_before_a_resume_is_one_clear_error(
     assert "PostgreSQL cannot be reached" in str(caught.value) and "\n" not in str(caught.value)
     postgres.start()
     assert fresh.get_state("first", checkpointer=url).values["published"] == "PUBLISH"
+
+
+def test_savers_passed_as_instances_share_the_lease_in_the_database(
+    postgres: PrivatePostgres, calls
+) -> None:
+    """Two workers with their own saver objects (a pool, a connection) on one database: the
+    second run on a busy thread is refused, as it is for two processes given the URL."""
+    import psycopg
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from psycopg.rows import dict_row
+    from psycopg_pool import ConnectionPool
+
+    from graphflow.exceptions import ThreadBusyError
+
+    # (trust authentication ignores the password: it is there to be kept out of messages)
+    url = postgres.url.replace("postgres@", "postgres:s3cret@")
+    options: dict = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
+    pool = ConnectionPool(url, kwargs=options, open=True)
+    conn = psycopg.connect(url, **options)
+    try:
+        first_saver, second_saver = PostgresSaver(pool), PostgresSaver(conn)  # type: ignore[arg-type]
+        first_saver.setup()
+        started, release = threading.Event(), threading.Event()
+
+        def slow(state):
+            calls.hit("slow")
+            started.set()
+            assert release.wait(WAIT)
+            return "SLOW"
+
+        def team() -> SequentialAgent:
+            return SequentialAgent(
+                name="team", sub_agents=[FunctionAgent(name="slow", fn=slow, output_key="out")]
+            )
+
+        outcome: dict[str, object] = {}
+        worker = threading.Thread(
+            target=lambda: outcome.update(
+                state=team().invoke("first", thread_id="shared", checkpointer=first_saver)
+            )
+        )
+        worker.start()
+        try:
+            assert started.wait(WAIT)
+            with pytest.raises(ThreadBusyError) as caught:
+                team().invoke("second", thread_id="shared", checkpointer=second_saver)
+            # the lease is a row in the database, where a process given the URL looks too
+            with psycopg.connect(postgres.url) as check:
+                row = check.execute(
+                    "SELECT host, pid FROM graphflow_leases WHERE thread_id = 'shared'"
+                ).fetchone()
+            assert row == (socket.gethostname(), os.getpid())
+        finally:
+            release.set()
+            worker.join(WAIT)
+        assert caught.value.thread_id == "shared" and calls["slow"] == 1
+        assert outcome["state"]["out"] == "SLOW"  # type: ignore[index]
+        # a URL with a password never shows it in an error
+        with pytest.raises(RunStateError) as missing:
+            team().get_state("ghost", checkpointer=url)
+        assert "s3cret" not in str(missing.value) and "postgres:***@" in str(missing.value)
+    finally:
+        pool.close()
+        conn.close()

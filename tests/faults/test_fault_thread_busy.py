@@ -21,7 +21,7 @@ import pytest
 
 from graphflow import FunctionAgent, SequentialAgent
 from graphflow.checkpoint import leases
-from graphflow.exceptions import ThreadBusyError
+from graphflow.exceptions import CheckpointStoreError, ThreadBusyError
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT = 60.0  # generous bound for a step that is released by the test (a guard, not a timing)
@@ -246,3 +246,37 @@ def test_a_lease_from_another_host_holds_until_its_heartbeat_expires(
     state = team.resume("shared", checkpointer=store)
     assert state["b"] == "SECOND"
     assert (_count(tmp_path, "first"), _count(tmp_path, "second")) == (1, 2)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_a_store_locked_by_another_connection_is_one_clear_error_and_nothing_runs(
+    mode: str, store, db: Path, calls, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    team = SequentialAgent(
+        name="team", sub_agents=[FunctionAgent(name="a", fn=calls.step("a"), output_key="out")]
+    )
+    team.invoke("go", thread_id="before", checkpointer=store)
+    monkeypatch.setattr(leases, "LOCK_WAIT", 0.3)  # (10 s by default)
+    # another program holds a write transaction open on the file (an sqlite3 shell, a backup)
+    blocker = sqlite3.connect(db, isolation_level=None, timeout=0)
+    blocker.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(CheckpointStoreError) as caught:  # not sqlite3's OperationalError
+            if mode == "sync":
+                team.invoke("go", thread_id="new", checkpointer=store)
+            else:
+                await team.ainvoke("go", thread_id="new", checkpointer=store)
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    error = caught.value
+    assert error.store == store
+    message = str(error)
+    assert f"checkpoint store {store}: taking the lease of thread 'new' failed" in message
+    assert "database is locked" in message and "nothing ran" in message
+    assert "write lock" in message and "end it and try again" in message
+    assert "resume" not in message  # a new thread has nothing to resume
+    assert calls["a"] == 1
+    # once the other connection lets go, the same call works and the earlier run is intact
+    assert team.invoke("go", thread_id="new", checkpointer=store)["out"] == "A"
+    assert {r.thread_id for r in team.runs(checkpointer=store)} == {"before", "new"}
