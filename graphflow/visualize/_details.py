@@ -141,11 +141,11 @@ def card_label(agent: Agent, kind: str, details: dict[str, Any]) -> str:
 
 
 def loop_label(agent: LoopAgent, exit_loop_in_body: bool) -> str:
-    """What ends a loop, for its back edge: `until=…`, `exit_loop`, `≤ N passes`."""
+    """What ends a loop, for its back edge: `repeat · until=…`, `or exit_loop`, `or ≤ N passes`."""
     ends = []
     if agent.until is not None:
         ends.append(f"until={callable_name(agent.until)}")
     if exit_loop_in_body:
         ends.append("exit_loop")
     ends.append(f"≤ {agent.max_iterations} passes")
-    return "repeat until\n" + "\nor ".join(ends)
+    return "repeat · " + "\nor ".join(ends)

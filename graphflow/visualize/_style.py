@@ -59,6 +59,13 @@ def node_label(drawing: Drawing, node: Node, agents: dict[str, AgentBox]) -> str
     return node.label + (f"\n{text}" if text else "")
 
 
+def shape_of(node: Node, agents: dict[str, AgentBox]) -> str:
+    """The shape a node is drawn as: its kind, except `function` for a FunctionAgent's card (a
+    plain step box, where other agents' cards are rounded)."""
+    box = agents.get(node.id) if node.kind == "agent" else None
+    return "function" if box is not None and box.kind == "function" else node.kind
+
+
 def status_of(node: Node, agents: dict[str, AgentBox]) -> str | None:
     box = agents.get(node.id) if node.kind == "agent" else None
     return box.run.status if box and box.run else None

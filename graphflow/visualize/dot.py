@@ -13,6 +13,7 @@ from graphflow.visualize._style import (
     box_title,
     nest,
     node_label,
+    shape_of,
     status_of,
 )
 from graphflow.visualize.model import AgentBox, Drawing, Node
@@ -25,6 +26,7 @@ __all__ = ("render", "to_graphviz")
 _FONT = "DejaVu Sans"
 _SHAPES: dict[str, dict[str, str]] = {
     "agent": {"shape": "box", "style": "rounded,filled"},
+    "function": {"shape": "box", "style": "filled"},
     "step": {"shape": "box", "style": "filled"},
     "fork": {"shape": "box", "style": "rounded,filled", "fontsize": "9", "fillcolor": "#fafafa"},
     "join": {"shape": "box", "style": "rounded,filled", "fontsize": "9", "fillcolor": "#fafafa"},
@@ -80,7 +82,8 @@ def to_graphviz(drawing: Drawing) -> graphviz.Digraph:
     )
 
     def add_node(target: Any, node: Node) -> None:
-        attrs = dict(_SHAPES.get(node.kind, _SHAPES["step"]))
+        shape = shape_of(node, agents)
+        attrs = dict(_SHAPES.get(shape, _SHAPES["step"]))
         if node.kind in KIND_FILL and "fillcolor" not in attrs:
             attrs["fillcolor"] = KIND_FILL[node.kind]
         status = status_of(node, agents)

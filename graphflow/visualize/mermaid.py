@@ -12,6 +12,7 @@ from graphflow.visualize._style import (
     box_title,
     nest,
     node_label,
+    shape_of,
     status_of,
 )
 from graphflow.visualize.model import SCHEMA_VERSION, AgentBox, Drawing, Node
@@ -19,14 +20,15 @@ from graphflow.visualize.model import SCHEMA_VERSION, AgentBox, Drawing, Node
 __all__ = ("render",)
 
 _SHAPES = {
-    "agent": ('["', '"]'),
+    "agent": ('("', '")'),
+    "function": ('["', '"]'),
     "step": ('["', '"]'),
     "fork": ('(["', '"])'),
     "join": ('(["', '"])'),
     "decision": ('{"', '"}'),
     "hook": ('>"', '"]'),
     "input": ('[/"', '"/]'),
-    "xray": ('("', '")'),
+    "xray": ('["', '"]'),
 }
 _ARROWS = {"solid": "-->", "dashed": "-.->", "dotted": "-.->", "bold": "==>"}
 
@@ -48,7 +50,7 @@ def render(drawing: Drawing) -> str:
     styles: list[str] = []
 
     def emit_node(indent: str, node: Node) -> None:
-        left, right = _SHAPES.get(node.kind, _SHAPES["step"])
+        left, right = _SHAPES.get(shape_of(node, agents), _SHAPES["step"])
         safe = ids(node.id)
         lines.append(f"{indent}{safe}{left}{_text(node_label(drawing, node, agents))}{right}")
         status = status_of(node, agents)
@@ -66,10 +68,16 @@ def render(drawing: Drawing) -> str:
             styles.append(f"style {safe} fill:{fill},stroke:{stroke}")
 
     nest(drawing, "  ", emit_node, emit_box)
-    for edge in drawing.edges:
-        arrow = _ARROWS[edge.style]
+    link_styles: list[str] = []
+    for index, edge in enumerate(drawing.edges):
         label = f'|"{_text(edge.label)}"|' if edge.label else ""
-        lines.append(f"  {ids(edge.source)} {arrow}{label} {ids(edge.target)}")
+        if edge.kind == "loop":
+            # Mermaid's layout ranks by declared direction, and a back edge declared as it runs
+            # turns the loop's body upside down; so it is declared forward, arrow at its start
+            lines.append(f"  {ids(edge.target)} <{_ARROWS[edge.style]}{label} {ids(edge.source)}")
+            link_styles.append(f"  linkStyle {index} marker-end:none")
+        else:
+            lines.append(f"  {ids(edge.source)} {_ARROWS[edge.style]}{label} {ids(edge.target)}")
     for status, (fill, stroke) in STATUS_COLORS.items():
         if status in classes:
             lines.append(f"  classDef {status} fill:{fill},stroke:{stroke}")
@@ -81,4 +89,5 @@ def render(drawing: Drawing) -> str:
         if name in STATUS_COLORS or name in KIND_FILL:
             lines.append(f"  class {','.join(members)} {name}")
     lines.extend(f"  {s}" for s in styles)
+    lines.extend(link_styles)
     return "\n".join(lines) + "\n"

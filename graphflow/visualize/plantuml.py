@@ -6,14 +6,23 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from graphflow.visualize._ids import SafeIds
-from graphflow.visualize._style import STATUS_COLORS, box_title, nest, node_label, status_of
+from graphflow.visualize._style import (
+    STATUS_COLORS,
+    box_title,
+    nest,
+    node_label,
+    shape_of,
+    status_of,
+)
 from graphflow.visualize.model import SCHEMA_VERSION, AgentBox, Drawing, Node
 
 __all__ = ("render",)
 
+# PlantUML's `agent` element is a plain box: rectangles are rounded (skinparam RoundCorner)
 _ELEMENTS = {
     "agent": "rectangle",
-    "step": "rectangle",
+    "function": "agent",
+    "step": "agent",
     "fork": "card",
     "join": "card",
     "decision": "usecase",
@@ -48,7 +57,7 @@ def render(drawing: Drawing) -> str:
         return f" {STATUS_COLORS[status][0]}" if status else ""
 
     def emit_node(indent: str, node: Node) -> None:
-        element = _ELEMENTS.get(node.kind, "rectangle")
+        element = _ELEMENTS.get(shape_of(node, agents), "rectangle")
         label = _text(node_label(drawing, node, agents))
         lines.append(
             f'{indent}{element} "{label}" as {ids(node.id)}{color(status_of(node, agents))}'

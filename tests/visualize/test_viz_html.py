@@ -113,3 +113,58 @@ def test_no_network(viewer: Any) -> None:
     html = str(draw(six_level_tree(), "html"))
     assert "http://" not in html.replace("http://www.w3.org/2000/svg", "")
     assert "https://" not in html and "default-src 'none'" in html
+
+
+def _rects(page: Any, selector: str) -> list[dict[str, float]]:
+    return list(
+        page.eval_on_selector_all(
+            selector,
+            "els => els.map(e => { const r = e.getBoundingClientRect();"
+            " return {x: r.x, y: r.y, r: r.right, b: r.bottom}; })",
+        )
+    )
+
+
+def _overlap(a: dict[str, float], b: dict[str, float]) -> bool:
+    return a["x"] < b["r"] and b["x"] < a["r"] and a["y"] < b["b"] and b["y"] < a["b"]
+
+
+@pytest.mark.parametrize("tree", ["team", "six"])
+def test_fit_shows_all_and_loop_labels_stay_clear(browser: Any, tmp_path: Path, tree: str) -> None:
+    from examples.competitive_analysis import pipeline
+
+    path = tmp_path / f"{tree}.html"
+    path.write_text(str(draw(pipeline if tree == "team" else six_level_tree(), "html")))
+    page = browser.new_page()
+    page.set_viewport_size({"width": 1200, "height": 900})
+    page.goto(path.as_uri())
+    canvas = _rects(page, "#gf-canvas")[0]
+    drawn = _rects(page, "#gf-viewport text") + _rects(page, "#gf-viewport .gf-node")
+    inside = [
+        r
+        for r in drawn
+        if canvas["x"] <= r["x"] and r["r"] <= canvas["r"] and canvas["y"] <= r["y"]
+        if r["b"] <= canvas["b"]
+    ]
+    assert len(inside) == len(drawn)  # "fit" shows every label, edge labels included
+    loop_labels = _rects(page, 'text.gf-edge-label[data-edge="loop"]')
+    cards = _rects(page, "#gf-viewport .gf-node")
+    assert loop_labels and not [c for c in cards for t in loop_labels if _overlap(c, t)]
+    if tree == "six":  # an agent used as a tool sits on its caller's row
+        caller, tool = (
+            _rects(page, f'g.gf-node[data-agent="{a}"] > rect')[0]
+            for a in ("specialist", "specialist.analyst")
+        )
+        assert abs((caller["y"] + caller["b"]) - (tool["y"] + tool["b"])) < 2
+        assert tool["x"] > caller["r"]
+    page.close()
+
+
+def test_function_agents_are_step_boxes(viewer: Any) -> None:
+    rx = viewer.eval_on_selector_all(
+        "#gf-viewport g.gf-agent > rect",
+        "els => Object.fromEntries(els.map(e => [e.parentNode.dataset.agent,"
+        " getComputedStyle(e).rx]))",
+    )
+    assert rx["intake"] in ("0", "0px") and rx["tidy"] in ("0", "0px")
+    assert rx["editor"] not in ("0", "0px", "auto")

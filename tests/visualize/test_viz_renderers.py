@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -134,3 +135,48 @@ def test_format_errors() -> None:
         draw(pipeline, "gif")
     with pytest.raises(GraphflowConfigError, match="suffix '.gif'"):
         draw_to(pipeline, "team.gif")
+
+
+PLACE = """async ([text, ids]) => {
+  mermaid.initialize({startOnLoad: false, securityLevel: "strict"});
+  const {svg} = await mermaid.render("gfplaced", text);
+  document.getElementById("out").innerHTML = svg;
+  const top = id => document.querySelector(`[id*="flowchart-${id}-"]`).getBoundingClientRect().y;
+  const loops = [...document.querySelectorAll("path.flowchart-link")]
+    .filter(p => p.getAttribute("marker-start"))
+    .map(p => getComputedStyle(p).markerEnd);
+  return {tops: ids.map(top), loops};
+}"""
+
+
+def test_mermaid_loop_keeps_its_body_top_down(mermaid_page: Any) -> None:
+    # the loop's body in declaration order, top down; its back edge has one arrowhead (at the
+    # loop's start), though it is declared forward so that Mermaid does not turn the body over
+    text = str(draw(six_level_tree(), "mermaid"))
+    six = mermaid_page.evaluate(
+        PLACE, [text, ["n_dispatch_decide", "n_vote_ballot", "n_vote_tally"]]
+    )
+    assert six["tops"] == sorted(six["tops"]) and six["loops"] == ["none"], six
+    team = mermaid_page.evaluate(
+        PLACE, [str(draw(pipeline, "mermaid")), ["n_writer", "n_reviewer"]]
+    )
+    assert team["tops"] == sorted(team["tops"]) and team["loops"] == ["none"], team
+
+
+def test_function_agents_are_step_boxes() -> None:
+    tree = six_level_tree()
+    dot = str(draw(tree, "dot"))
+    assert re.search(r'n_intake \[label="intake[^]]*style=filled\]', dot)
+    assert re.search(r'n_editor \[label="editor[^]]*style="rounded,filled"\]', dot)
+    mermaid = str(draw(tree, "mermaid"))
+    assert 'n_intake["intake' in mermaid and 'n_editor("editor' in mermaid
+    plantuml = str(draw(tree, "plantuml"))
+    assert 'agent "intake' in plantuml and 'rectangle "editor' in plantuml
+
+
+def test_agent_draw_methods(tmp_path: Path) -> None:
+    # Agent.draw / Agent.draw_to take the same options as graphflow.visualize.draw
+    assert "xray: __start__" in str(pipeline.draw("ascii", xray=True))
+    out = pipeline.draw_to(tmp_path / "team.puml", dataflow=True)
+    text = Path(out).read_text(encoding="utf-8")
+    assert text.startswith("@startuml competitive_analysis") and "{research_data}" in text

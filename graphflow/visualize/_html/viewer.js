@@ -9,15 +9,18 @@
   };
   var MARKS = { done: "✔ done", running: "▶ running", failed: "✖ failed",
     interrupted: "‖ interrupted", not_reached: "○ not reached" };
-  var LINE = 15, PAD = 12, GAP_X = 22, GAP_Y = 34, TITLE = 24;
+  var LINE = 15, PAD = 12, GAP_X = 22, GAP_Y = 34, TITLE = 24, GUTTER_GAP = 14;
   var agents = {}, nodes = {}, collapsed = {}, selected = null;
   drawing.agents.forEach(function (a) { agents[a.id] = a; });
   drawing.nodes.forEach(function (n) { nodes[n.id] = n; });
 
   var measureCtx = document.createElement("canvas").getContext("2d");
-  function textWidth(s, size) {
-    if (measureCtx) { measureCtx.font = size + "px 'DejaVu Sans', Helvetica, Arial, sans-serif"; return measureCtx.measureText(s).width; }
-    return s.length * size * 0.6;
+  function textWidth(s, size, bold) {
+    if (measureCtx) {
+      measureCtx.font = (bold ? "bold " : "") + size + "px 'DejaVu Sans', Helvetica, Arial, sans-serif";
+      return measureCtx.measureText(s).width;
+    }
+    return s.length * size * (bold ? 0.7 : 0.6);
   }
   function el(tag, attrs, parent) {
     var e = document.createElementNS(SVGNS, tag);
@@ -64,6 +67,25 @@
     return null;
   }
 
+  function commonBox(a, b) {  // innermost box holding both nodes (null: the top level)
+    var ca = boxChain(a), cb = boxChain(b);
+    for (var i = 0; i < ca.length; i++) { if (cb.indexOf(ca[i]) >= 0) return ca[i]; }
+    return null;
+  }
+  function labelWidth(label) {
+    var w = 0;
+    label.split("\n").forEach(function (l) { w = Math.max(w, textWidth(l, 10)); });
+    return w;
+  }
+  // a loop's back edge runs up a gutter on the right of the box that holds both its ends, with
+  // its label beside it: the box is laid out wider by that gutter
+  var gutters = {};
+  drawing.edges.forEach(function (e) {
+    if (e.kind !== "loop") return;
+    var box = commonBox(e.source, e.target) || "__top__";
+    gutters[box] = Math.max(gutters[box] || 0, labelWidth(e.label) + 2 * GUTTER_GAP);
+  });
+
   // -- layout ------------------------------------------------------------------------------------
   function nodeSize(n) {
     var lines = labelOf(n), size = n.kind === "xray" || n.kind === "hook" ? 10 : 12;
@@ -86,7 +108,7 @@
   function layoutBox(agentId) {  // returns {w, h, items:[{key, x, y, w, h, ...}]} relative to the box
     var a = agents[agentId], title = a ? boxTitle(a) : [];
     var titleW = 0;
-    title.forEach(function (l) { titleW = Math.max(titleW, textWidth(l, 12) + 20); });
+    title.forEach(function (l) { titleW = Math.max(titleW, textWidth(l, 12, true) + 24); });
     if (a && collapsed[agentId]) {
       return { w: titleW + 2 * PAD, h: title.length * LINE + 16, collapsed: true, title: title, items: [] };
     }
@@ -104,6 +126,8 @@
     var owner = agentId === "__top__" ? null : agentId;
     drawing.edges.forEach(function (e) {
       if (e.kind === "loop" || e.kind === "data" || e.kind === "tool") return;
+      // LangGraph's edges order its nodes inside one agent; the agents are ordered by their flow
+      if (e.kind === "xray" && nodes[e.source].owner !== nodes[e.target].owner) return;
       var s = memberFor(owner, e.source), t = memberFor(owner, e.target);
       if (s && t && s !== t && succ[s] && succ[t] && succ[s].indexOf(t) < 0) succ[s].push(t);
     });
@@ -119,19 +143,25 @@
       return best;
     }
     order.forEach(visit);
+    drawing.agents.forEach(function (t) {  // an agent used as a tool: on its caller's row
+      if (!t.tool_of) return;
+      var s = memberFor(owner, agents[t.tool_of].anchor), k = memberFor(owner, t.entry);
+      if (s && k && s !== k && layer[s] !== undefined && layer[k] !== undefined) layer[k] = layer[s];
+    });
     var rows = [];
     order.forEach(function (k) { (rows[layer[k]] = rows[layer[k]] || []).push(k); });
     rows = rows.filter(function (r) { return r && r.length; });
+    var gutter = gutters[agentId] || 0;
     var width = titleW + 2 * PAD, y = (a ? TITLE + (title.length - 1) * LINE : 0) + PAD, rowDims = [];
     rows.forEach(function (r) {
       var w = 0, h = 0;
       r.forEach(function (k, i) { w += sized[k].w + (i ? GAP_X : 0); h = Math.max(h, sized[k].h); });
       rowDims.push({ w: w, h: h });
-      width = Math.max(width, w + 2 * PAD);
+      width = Math.max(width, w + 2 * PAD + gutter);
     });
     var items = [];
     rows.forEach(function (r, ri) {
-      var x = (width - rowDims[ri].w) / 2;
+      var x = (width - gutter - rowDims[ri].w) / 2;
       r.forEach(function (k) {
         var it = sized[k];
         it.x = x; it.y = y + (rowDims[ri].h - it.h) / 2;
@@ -140,7 +170,7 @@
       });
       y += rowDims[ri].h + GAP_Y;
     });
-    return { w: width, h: y - GAP_Y + PAD, title: title, items: items };
+    return { w: width, h: y - GAP_Y + PAD, title: title, items: items, gutter: gutter };
   }
 
   // -- drawing -----------------------------------------------------------------------------------
@@ -160,7 +190,8 @@
   function drawNode(parent, it, ox, oy) {
     var n = nodes[it.id], x = ox + it.x, y = oy + it.y;
     var agent = n.kind === "agent" ? agents[n.id] : null;
-    var g = el("g", { "class": "gf-node gf-" + n.kind, "data-node": n.id, "data-agent": agent ? agent.id : null }, parent);
+    var cls = "gf-node gf-" + n.kind + (agent && agent.kind === "function" ? " gf-function" : "");
+    var g = el("g", { "class": cls, "data-node": n.id, "data-agent": agent ? agent.id : null }, parent);
     var shape;
     if (n.kind === "decision") {
       var cx = x + it.w / 2, cy = y + it.h / 2;
@@ -187,14 +218,20 @@
     title.addEventListener("click", function (ev) { ev.stopPropagation(); select(agentId); });
     var toggle = el("rect", { "class": "gf-toggle", x: ox + 4, y: oy + 4, width: 16, height: 16, "data-toggle": agentId }, g);
     toggle.addEventListener("click", function (ev) { ev.stopPropagation(); collapsed[agentId] = !collapsed[agentId]; render(); });
-    rects["box:" + agentId] = { x: ox, y: oy, w: layout.w, h: layout.h };
+    rects["box:" + agentId] = { x: ox, y: oy, w: layout.w, h: layout.h, gutter: layout.gutter };
     layout.items.forEach(function (it) {
       if (it.type === "node") drawNode(g, it, ox, oy);
       else drawBox(g, it.id, it, ox + it.x, oy + it.y);
     });
   }
+  function drawLabel(layer, label, x, y, kind) {
+    label.split("\n").forEach(function (l, i) {
+      var t = el("text", { x: x, y: y + i * 12, "class": "gf-edge-label", "text-anchor": "start", "data-edge": kind }, layer);
+      t.textContent = l;
+    });
+  }
   function drawEdges(layer) {
-    var seen = {};
+    var seen = {}, pairs = {};
     drawing.edges.forEach(function (e) {
       var s = visible(e.source), t = visible(e.target);
       var sk = s.indexOf("box:") === 0 ? s : "node:" + s, tk = t.indexOf("box:") === 0 ? t : "node:" + t;
@@ -202,26 +239,28 @@
       var dup = sk + ">" + tk + ">" + e.kind + ">" + e.label;
       if (seen[dup]) return;
       seen[dup] = true;
+      var nth = pairs[sk + ">" + tk] = (pairs[sk + ">" + tk] || 0) + 1;  // labels of parallel edges stack
       var a = rects[sk], b = rects[tk], d, lx, ly;
       var x1 = a.x + a.w / 2, y1 = a.y + a.h, x2 = b.x + b.w / 2, y2 = b.y;
-      if (e.kind === "loop" || y2 < y1 - 1) {  // back edge: around the right side
+      var holder = e.kind === "loop" ? rects["box:" + (commonBox(e.source, e.target) || "")] : null;
+      if (holder && holder.gutter) {  // a loop: right, up the holding box's gutter, back in
+        x1 = a.x + a.w; y1 = a.y + a.h / 2; x2 = b.x + b.w; y2 = b.y + b.h / 2;
+        var lane = holder.x + holder.w - holder.gutter + GUTTER_GAP, r = 8;
+        d = "M" + x1 + "," + y1 + " H" + (lane - r) + " Q" + lane + "," + y1 + " " + lane + "," + (y1 - r) +
+          " V" + (y2 + r) + " Q" + lane + "," + y2 + " " + (lane - r) + "," + y2 + " H" + x2;
+        lx = lane + 5; ly = (y1 + y2) / 2 - 6 * (e.label.split("\n").length - 1);
+      } else if (e.kind === "loop" || y2 < y1 - 1) {  // other back edges: around the right side
         x1 = a.x + a.w; y1 = a.y + a.h / 2; x2 = b.x + b.w; y2 = b.y + b.h / 2;
         var bend = Math.max(x1, x2) + 40;
         d = "M" + x1 + "," + y1 + " C" + bend + "," + y1 + " " + bend + "," + y2 + " " + x2 + "," + y2;
-        lx = bend - 14; ly = (y1 + y2) / 2;
+        lx = 0.75 * bend + 0.25 * Math.max(x1, x2) + 5; ly = (y1 + y2) / 2;
       } else {
         var my = (y1 + y2) / 2;
         d = "M" + x1 + "," + y1 + " C" + x1 + "," + my + " " + x2 + "," + my + " " + x2 + "," + y2;
-        lx = (x1 + x2) / 2 + 4; ly = my;
+        lx = (x1 + x2) / 2 + 4; ly = my + (nth - 1) * 12 * e.label.split("\n").length;
       }
       el("path", { d: d, "class": "gf-edge gf-" + e.kind + " gf-" + e.style, "marker-end": "url(#gf-arrow)", "data-edge": e.kind }, layer);
-      if (e.label) {
-        var lines = e.label.split("\n");
-        lines.forEach(function (l, i) {
-          var t = el("text", { x: lx, y: ly + i * 12, "class": "gf-edge-label", "text-anchor": "start" }, layer);
-          t.textContent = l;
-        });
-      }
+      if (e.label) drawLabel(layer, e.label, lx, ly, e.kind);
     });
   }
   var view = { x: 20, y: 20, k: 1 }, lastSize = null;
@@ -243,8 +282,10 @@
   function fit() {
     var svg = document.getElementById("gf-canvas"), box = svg.getBoundingClientRect();
     if (!lastSize || !box.width) return;
-    view.k = Math.min(box.width / (lastSize.w + 80), box.height / (lastSize.h + 40), 1.5);
-    view.x = (box.width - lastSize.w * view.k) / 2; view.y = 20;
+    var bb = viewport.getBBox();  // what is drawn, edge labels included (untransformed)
+    view.k = Math.min((box.width - 40) / bb.width, (box.height - 40) / bb.height, 1.5);
+    view.x = (box.width - bb.width * view.k) / 2 - bb.x * view.k;
+    view.y = 20 - bb.y * view.k;
     apply();
   }
 
