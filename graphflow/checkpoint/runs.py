@@ -113,7 +113,8 @@ def run_info(graph: Any, thread_id: str, *, agents: Iterable[str] = ()) -> RunIn
     snapshot = graph.get_state(config, subgraphs=True)
     if snapshot.config is None or not snapshot.created_at:
         return None
-    names = set(agents)
+    order = list(agents)
+    names = set(order)
     error: str | None = None
     interrupts: list[Any] = []
     running: tuple[int, str] | None = None
@@ -144,6 +145,8 @@ def run_info(graph: Any, thread_id: str, *, agents: Iterable[str] = ()) -> RunIn
     agent = running[1] if running else None
     if agent is None:
         agent = _last_agent(graph, config, names)
+    if agent is None and order:
+        agent = order[0]  # the root: a root ReactAgent's own steps (model, tools) are no agents
     metadata = snapshot.metadata or {}
     return RunInfo(
         thread_id=thread_id,
