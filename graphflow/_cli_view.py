@@ -26,6 +26,9 @@ def _short(value: Any, limit: int = 80) -> str:
 class View:
     """Receives every event of a stream; `close()` when the stream ends."""
 
+    on_terminal = False
+    """Whether it draws on a terminal (then the outputs are printed for reading, not parsing)."""
+
     def __init__(self, out: TextIO) -> None:
         self.out = out
 
@@ -97,6 +100,8 @@ _STATUS_STYLE = {
 class LiveView(View):
     """A live tree of the agents with status, time, tokens, the tool call and the answer (rich)."""
 
+    on_terminal = True
+
     def __init__(self, out: TextIO, agent: Agent) -> None:
         super().__init__(out)
         from rich.console import Console
@@ -139,7 +144,10 @@ class LiveView(View):
             self.note[path] = f"tool {event.name}({_short(dict(event.args), 50)})"
         elif isinstance(event, ev.ToolCallFinished):
             self.note[path] = f"tool {event.name} done"
-        self.live.refresh()
+        if not isinstance(event, ev.ModelToken):
+            # a status changed: draw it now; tokens wait for the next tick (8 a second) so that
+            # a fast model does not redraw the whole tree once per token
+            self.live.refresh()
 
     def _render(self) -> Any:
         from rich.spinner import Spinner

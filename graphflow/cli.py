@@ -97,6 +97,11 @@ def _absolute(target: str) -> str:
     return target
 
 
+def _recorded(target: str) -> Any:
+    """The run config that records `target` in the checkpoints (for resume, show, runs)."""
+    return {"metadata": {TARGET_KEY: _absolute(target)}}
+
+
 # -- the store ---------------------------------------------------------------------------------
 
 
@@ -115,12 +120,25 @@ def _saver(url: str) -> Any:
     return resolve_checkpointer(url)
 
 
+def _target_of(saver: Any, thread_id: str) -> str | None:
+    """The target recorded by the newest root checkpoint that has one.
+
+    A run continued from Python (`agent.resume`) writes checkpoints without it, so the newest
+    checkpoint alone is not enough.
+    """
+    for found in saver.list({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}):
+        target = (found.metadata or {}).get(TARGET_KEY)
+        if target:
+            return str(target)
+    return None
+
+
 def _stored_target(url: str, thread_id: str) -> str:
     saver = _saver(url)
     found = saver.get_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}})
     if found is None:
         raise CliError(f"no run is stored under thread {thread_id!r} in {url}; see graphflow runs")
-    target = (found.metadata or {}).get(TARGET_KEY)
+    target = _target_of(saver, thread_id)
     if not target:
         raise CliError(
             f"thread {thread_id!r} in {url} was not started by graphflow run; name its target: "
@@ -140,6 +158,8 @@ def _resume_command(args: argparse.Namespace, thread_id: str) -> str:
 
 
 def _parse_input(text: str) -> Any:
+    if not text.strip():
+        raise CliError("the input is empty; pass the text to work on, or a JSON object of keys")
     if text.lstrip().startswith(("{", "[")):
         try:
             return json.loads(text)
@@ -148,11 +168,27 @@ def _parse_input(text: str) -> Any:
     return text
 
 
-def _print_outputs(state: Any) -> None:
-    shown = {
-        k: v for k, v in dict(state).items() if k != "messages" and not str(k).startswith("gf_")
+def _outputs(agent: Agent, state: Any) -> dict[str, Any]:
+    """What the agents wrote, in tree order (the whole public state when they wrote nothing)."""
+    values = dict(state)
+    keys = [getattr(a, "merged_key", None) or a.output_key for a in agent.walk()]
+    shown = {k: values[k] for k in keys if k and k in values}
+    return shown or {
+        k: v
+        for k, v in values.items()
+        if k not in ("messages", "agent_status") and not str(k).startswith("gf_")
     }
-    print(json.dumps(shown, indent=2, ensure_ascii=False, default=str))
+
+
+def _print_outputs(agent: Agent, state: Any, *, readable: bool) -> None:
+    """The outputs: one JSON object, or on a terminal each key over its text as written."""
+    shown = _outputs(agent, state)
+    if not readable:
+        print(json.dumps(shown, indent=2, ensure_ascii=False, default=str))
+        return
+    for key, value in shown.items():
+        text = value if isinstance(value, str) else json.dumps(value, indent=2, default=str)
+        print(f"\n── {key} ──\n{text}")
 
 
 def _watch(
@@ -184,11 +220,12 @@ def _watch(
         )
         return INTERRUPTED
     if isinstance(last, ev.RunFinished) and not args.json:
-        _print_outputs(last.state)
+        _print_outputs(agent, last.state, readable=view.on_terminal)
     return DONE
 
 
 _END = object()
+_workers: list[Any] = []  # the threads that produce a run's events (see `console`)
 
 
 def _in_background(events: Iterator[ev.Event]) -> Iterator[ev.Event]:
@@ -211,7 +248,9 @@ def _in_background(events: Iterator[ev.Event]) -> Iterator[ev.Event]:
             box.put(exc)
         box.put(_END)
 
-    threading.Thread(target=produce, name="graphflow-run", daemon=True).start()
+    worker = threading.Thread(target=produce, name="graphflow-run", daemon=True)
+    _workers.append(worker)
+    worker.start()
     while True:
         try:
             item = box.get(timeout=0.2)
@@ -234,9 +273,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
     thread_id = args.thread_id or f"run-{uuid.uuid4().hex[:8]}"
     args.thread = thread_id
     _say(f"thread {thread_id} (resume with: {_resume_command(args, thread_id)})")
-    config: Any = {"metadata": {TARGET_KEY: _absolute(args.target)}}
     events = agent.stream(
-        data, thread_id=thread_id, checkpointer=args.checkpointer, config=config, events=True
+        data,
+        thread_id=thread_id,
+        checkpointer=args.checkpointer,
+        config=_recorded(args.target),
+        events=True,
     )
     return _watch(agent, events, args, thread_id)
 
@@ -249,6 +291,7 @@ def _target_and_thread(args: argparse.Namespace) -> tuple[Agent, str]:
         target, thread_id = args.target, args.thread_id
         _check_store(args.checkpointer)
     args.thread = thread_id
+    args.loaded_from = target
     return load_agent(target), thread_id
 
 
@@ -256,7 +299,13 @@ def _resume(args: argparse.Namespace, agent: Agent, thread_id: str, answer: Any)
     from langgraph.types import Command
 
     data: Command | None = None if answer is None else Command(resume=answer)
-    events = agent.stream(data, thread_id=thread_id, checkpointer=args.checkpointer, events=True)
+    events = agent.stream(
+        data,
+        thread_id=thread_id,
+        checkpointer=args.checkpointer,
+        config=_recorded(args.loaded_from),
+        events=True,
+    )
     return _watch(agent, events, args, thread_id)
 
 
@@ -326,8 +375,7 @@ def _cmd_runs(args: argparse.Namespace) -> int:
         agents: dict[str, Agent] = {}
         infos = []
         for tid in thread_ids(saver):
-            found = saver.get_tuple({"configurable": {"thread_id": tid, "checkpoint_ns": ""}})
-            target = (found.metadata or {}).get(TARGET_KEY) if found else None
+            target = _target_of(saver, tid)
             if not target:
                 rows.append((tid, "?", "?", "", "", ""))
                 continue
@@ -356,11 +404,20 @@ def _cmd_runs(args: argparse.Namespace) -> int:
 
 
 def _info(agent: Agent, args: argparse.Namespace, thread_id: str) -> Any:
+    from dataclasses import replace
+
+    from graphflow.checkpoint.leases import lease_store
     from graphflow.checkpoint.runs import run_info
     from graphflow.runtime import graphs
 
     graph = graphs.compiled(agent, args.checkpointer)
-    return run_info(graph, thread_id, agents=[a.name for a in agent.walk()])
+    info = run_info(graph, thread_id, agents=[a.name for a in agent.walk()])
+    if info is not None and info.status == "running":
+        # unfinished: a live process holds its lease, or the process running it died
+        holder = lease_store(args.checkpointer, graph.checkpointer).holder(thread_id)
+        if holder is None or not holder.alive():
+            info = replace(info, status="crashed")
+    return info
 
 
 def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
@@ -390,6 +447,8 @@ def _cmd_show(args: argparse.Namespace) -> int:
     print("agents:")
     for sub in agent.walk():
         status = statuses.get(sub.name, "not run")
+        if sub.name == info.agent and info.status != "done":
+            status = info.status  # the innermost agent the run is in (or stopped in)
         key = getattr(sub, "merged_key", None) or sub.output_key
         output = f"  {key} = {_clip(values.get(key))}" if key and key in values else ""
         print(f"  {sub.name:<20} {status:<14}{output}")
@@ -399,7 +458,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
         print(
             f"pending: {getattr(intr, 'id', '')} {json.dumps(getattr(intr, 'value', intr), default=str)}"
         )
-    if info.status in ("failed", "running", "interrupted"):
+    if info.status in ("failed", "crashed", "interrupted"):
         print(f"resume with: {_resume_command(args, thread_id)}")
     return DONE
 
@@ -528,6 +587,13 @@ def main(argv: list[str] | None = None) -> int:
     args.thread = getattr(args, "thread", None)
     try:
         return _COMMANDS[args.command](args)
+    except BrokenPipeError:
+        # the reader of stdout went away (`graphflow run ... | head`): stop, quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _say("stdout was closed; stopped")
+        if args.thread and args.command in ("run", "resume", "approve"):
+            _say(f"the run can continue: {_resume_command(args, args.thread)}")
+        return FAILED
     except KeyboardInterrupt:
         _say("stopped")
         return STOPPED
@@ -557,15 +623,20 @@ def _fail(exc: BaseException, debug: bool) -> None:
 
 
 def console() -> None:
-    """The `graphflow` console script: `main()`, and after Ctrl-C an exit that does not wait.
+    """The `graphflow` console script: `main()`, then an exit that does not wait for a run.
 
-    A model or tool call still running in a worker thread would keep the process alive until
-    it returns; the run's checkpoints are already written, so the process leaves at once.
+    After Ctrl-C (or a closed stdout) a model or tool call may still run in the worker thread;
+    waiting for it would keep the process alive, and LangGraph, finding its executor shut down
+    under it, would print tracebacks. The run's checkpoints are already written, so the
+    process leaves at once.
     """
     code = main()
-    if code == STOPPED:
-        sys.stdout.flush()
-        sys.stderr.flush()
+    if code == STOPPED or any(w.is_alive() for w in _workers):
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except OSError:  # a closed pipe
+                pass
         os._exit(code)
     raise SystemExit(code)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -23,7 +24,7 @@ def test_run_plain_then_runs_show_and_exit_codes(app_dir: Path, run_cli, env_for
     lines = done.stdout.splitlines()
     assert "[app] started SequentialAgent" in lines
     assert any(line.startswith("[app/shout] done: completed") for line in lines)
-    assert _outputs(done.stdout)["final"] == "HELLO!"
+    assert _outputs(done.stdout) == {"loud": "HELLO", "final": "HELLO!"}  # what the agents wrote
 
     runs = run_cli(app_dir, "runs")
     assert runs.returncode == 0, runs.stderr
@@ -59,6 +60,7 @@ def test_bad_usage_is_one_line_and_exit_2(app_dir: Path, run_cli, env_for) -> No
         (["run", "no_such_module_q:app", "x"], "cannot import module 'no_such_module_q'"),
         (["run", "nofile.py:app", "x"], "no file nofile.py"),
         (["run", "cli_app.py:app", "{oops"], "not valid"),
+        (["run", "cli_app.py:app", "  "], "the input is empty"),
         (["run", "no-colon", "x"], "should look like"),
         (["runs"], "no run store at runs.db"),
         (["show", "ghost"], "no run store"),
@@ -121,7 +123,10 @@ def test_resume_after_a_killed_run_does_not_repeat_finished_steps(
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
     listed = run_cli(app_dir, "runs").stdout
-    assert "k1" in listed and "running" in listed
+    assert "k1" in listed and "crashed" in listed  # no live process holds it
+    shown = run_cli(app_dir, "show", "k1").stdout
+    assert "thread k1: crashed" in shown and "resume with: graphflow resume k1" in shown
+    assert re.search(r"^  mark +crashed", shown, re.M)  # the agent it stopped in
     resumed = run_cli(app_dir, "resume", "k1", "--plain")
     assert resumed.returncode == 0, resumed.stderr
     assert _outputs(resumed.stdout)["final"] == "HEY!"
@@ -140,6 +145,42 @@ def test_interrupt_exit_3_then_approve(app_dir: Path, run_cli, env_for) -> None:
     assert "payer wants to call pay" in approved.stderr
     assert _outputs(approved.stdout)["receipt"] == "done: paid 5"
     assert (app_dir / "payments").read_text() == "5\n"
+    # the continued run still knows its target: show and runs need only the thread
+    shown = run_cli(app_dir, "show", "p1")
+    assert shown.returncode == 0 and "thread p1: done" in shown.stdout, shown.stderr
+    assert "receipt = done: paid 5" in shown.stdout
+    assert run_cli(app_dir, "runs").stdout.splitlines()[1].split()[:3] == ["p1", "billing", "done"]
+
+
+def test_a_run_continued_from_python_keeps_its_target(app_dir: Path, run_cli, monkeypatch) -> None:
+    paused = run_cli(app_dir, "run", "cli_app.py:billing", "pay", "--thread-id", "py1", "--plain")
+    assert paused.returncode == 3, paused.stderr
+    monkeypatch.syspath_prepend(str(app_dir))
+    import cli_app
+
+    store = f"sqlite:///{app_dir / 'runs.db'}"
+    cli_app.billing.resume("py1", {"decision": "approve"}, checkpointer=store)
+    shown = run_cli(app_dir, "show", "py1")
+    assert shown.returncode == 0, shown.stderr
+    assert "thread py1: done" in shown.stdout and "receipt = done: paid 5" in shown.stdout
+
+
+def test_a_closed_stdout_stops_quietly(app_dir: Path, env_for) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "graphflow.cli", "run", "cli_app.py:story", "x", "--plain"],
+        cwd=app_dir,
+        env=env_for(app_dir, GRAPHFLOW_CHECKPOINTER="memory:"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.readline().startswith("[story] started")
+    proc.stdout.close()  # like `graphflow run ... | head -1`
+    code = proc.wait(timeout=60)
+    err = proc.stderr.read()
+    assert code == 1 and "stdout was closed; stopped" in err, err
+    assert "Traceback" not in err and "Exception ignored" not in err, err
 
 
 def test_reject_with_resume_answer(app_dir: Path, run_cli, env_for) -> None:

@@ -47,7 +47,7 @@ def _read(leader: int, until: float, *, stop: str | None = None) -> str:
 def test_live_view_shows_agents_and_statuses(app_dir: Path, run_cli, env_for) -> None:
     proc, leader = _spawn(app_dir, env_for, "run", "cli_app.py:story", "tell", "--thread-id", "l1")
     try:
-        screen = _read(leader, time.monotonic() + 60, stop='"final_text"')
+        screen = _read(leader, time.monotonic() + 60, stop="── final_text ──")
         assert proc.wait(timeout=60) == 0
         screen += _read(leader, time.monotonic() + 1)
     finally:
@@ -59,6 +59,9 @@ def test_live_view_shows_agents_and_statuses(app_dir: Path, run_cli, env_for) ->
     assert "done" in screen and "completed" in screen
     assert "a short streamed answer" in screen  # the running agent's answer, streamed
     assert "\x1b[" in screen  # drawn with terminal control codes, not plain lines
+    # the outputs, for reading: each key over its text as the agent wrote it
+    assert "── text ──" in screen and "── final_text ──\r\npolished" in screen
+    assert "agent_status" not in screen
 
 
 def test_ctrl_c_stops_cleanly_and_the_run_resumes(app_dir: Path, run_cli, env_for) -> None:
