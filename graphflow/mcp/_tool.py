@@ -12,7 +12,8 @@ the agent's recovery table:
   also returned to the model as INVALID_PARAM with the server's text — MCP reports tool
   failures in the result precisely so the model can adapt — never as UNKNOWN, so a server's
   error never stops the run.
-* A dead or unreachable server → RESOURCE_NOT_FOUND; the next call starts a new session.
+* A dead or unreachable server (also one that cannot be reached again: the transport's error
+  inside an exception group) → RESOURCE_NOT_FOUND; the next call starts a new session.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from graphflow.exceptions import (
     ToolResourceNotFoundError,
     ToolTimeoutError,
 )
+from graphflow.mcp.config import StdioServer
 
 if TYPE_CHECKING:
     from graphflow.mcp._sessions import Connection, SessionLoop
@@ -142,6 +144,11 @@ class MCPTool(BaseTool):
     def _typed(self, exc: BaseException) -> BaseException:
         if isinstance(exc, ToolError):
             return exc
+        if isinstance(exc, BaseExceptionGroup):
+            # a transport that fails to (re)connect raises from its task group: the cause is
+            # inside (e.g. httpx's ConnectError when an HTTP server is down)
+            typed = [self._typed(e) for e in _leaves(exc)]
+            return next((t for t in typed if isinstance(t, ToolError)), exc)
         if isinstance(exc, MCPError):
             if exc.code == mcp_types.CONNECTION_CLOSED:
                 return self._unreachable("closed the connection")
@@ -160,11 +167,15 @@ class MCPTool(BaseTool):
         return exc
 
     def _unreachable(self, what: str) -> ToolResourceNotFoundError:
+        again = (
+            "the server is started again on the next call"
+            if isinstance(self._connection.server, StdioServer)
+            else "the next call connects to the server again"
+        )
         return ToolResourceNotFoundError(
             f"MCP server `{self.server}` {what}",
             tool=self.name,
-            hint="the server is started again on the next call; call the tool again, or use "
-            "another tool",
+            hint=f"{again}; call the tool again, or use another tool",
         )
 
 
@@ -173,6 +184,13 @@ def _classify(text: str, *, tool: str) -> ToolError:
         if pattern.search(text):
             return kind(text, tool=tool)
     return InvalidToolParamError(text, tool=tool, hint=_SERVER_HINT)
+
+
+def _leaves(group: BaseExceptionGroup[Any]) -> list[BaseException]:
+    found: list[BaseException] = []
+    for exc in group.exceptions:
+        found.extend(_leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc])
+    return found
 
 
 def _block(content: Any) -> Any:

@@ -41,7 +41,9 @@ class _Server(BaseModel):
     exclude: list[str] = Field(default_factory=list)
     """Hide these tools (names or fnmatch patterns)."""
     timeout: float = Field(default=60.0, gt=0)
-    """Seconds one call may take on the server before it fails with TIMEOUT."""
+    """Seconds one call may take on the server before it fails with TIMEOUT. When given, it is
+    also the call's timeout in agents whose `ToolPolicy` does not set one (whose default of
+    30 s would otherwise end a longer call first)."""
     disabled: bool = False
     """Skip this server."""
     description: str | None = None

@@ -31,7 +31,7 @@ from graphflow.exceptions import GraphflowConfigError, MCPConnectionError
 from graphflow.mcp._sessions import Connection, SessionLoop
 from graphflow.mcp._tool import MCPTool
 from graphflow.mcp.config import MCPServer, load_mcp_config, parse_server
-from graphflow.tools.policy import PARALLEL_SAFE
+from graphflow.tools.policy import PARALLEL_SAFE, TOOL_TIMEOUT
 
 __all__ = ("MCPToolset",)
 
@@ -144,6 +144,8 @@ class MCPToolset:
         hint = spec.annotations.read_only_hint if spec.annotations is not None else None
         if hint is not None:
             metadata[PARALLEL_SAFE] = bool(hint)
+        if "timeout" in server.model_fields_set:  # the agent's policy yields to it unless explicit
+            metadata[TOOL_TIMEOUT] = server.timeout
         schema = dict(spec.input_schema or {"type": "object", "properties": {}})
         schema.setdefault("type", "object")
         schema.setdefault("properties", {})

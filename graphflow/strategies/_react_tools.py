@@ -52,7 +52,7 @@ class ToolStep:
         self.tools: list[BaseTool] = agent.tool_objects()
         self.by_name = {t.name: t for t in self.tools}
         self.policies = {
-            t.name: policy_for(t.name, agent.tool_policies, agent.default_tool_policy)
+            t.name: policy_for(t.name, agent.tool_policies, agent.default_tool_policy, t)
             for t in self.tools
         }
         self._parallel_safe = {
@@ -150,6 +150,9 @@ class ToolStep:
             raise
         except Exception:
             barrier.wait_for_siblings(key, entry)
+            raise
+        except BaseException:  # nothing to keep; siblings must not wait for this call
+            barrier.finish(key, entry, None)
             raise
         barrier.finish(key, entry, {})
         return self._update(request, message, config)

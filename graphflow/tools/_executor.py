@@ -42,7 +42,7 @@ from graphflow.tools.approval import APPROVAL_REQUEST, parse_decision
 from graphflow.tools.errors import ToolErrorType, classify_exception, default_hint
 from graphflow.tools.policy import Recovery, ToolPolicy
 from graphflow.tools.result import RESULT_KEY, ToolResult, error_content, tool_result
-from graphflow.tools.serialize import serialize_result, truncate
+from graphflow.tools.serialize import serialize_result
 
 logger = logging.getLogger("graphflow.tools")
 
@@ -75,13 +75,10 @@ def run_tool_call(
         ToolError: the failure ends the run (UNKNOWN, too many INVALID_PARAM, an abort).
     """
     run = _Call(tool=tool, call=call, policy=policy, config=config, agent=agent, history=history)
-    if tool is None:
-        return run.conclude(run.unknown_tool(available))
-    pending = run.pending_approval()
-    if pending is not None:
-        decision = run.ask(pending)
-        if decision is not None:
-            return decision
+    answered = run.before(available)
+    if answered is not None:
+        return answered
+    assert tool is not None
     attempt = 0
     while True:
         attempt += 1
@@ -90,11 +87,10 @@ def run_tool_call(
         except GraphBubbleUp:
             raise
         except (Exception, SystemExit) as exc:
-            failure = run.failure(exc, attempt)
-            if failure.recovery == "retry" and attempt <= policy.max_retries:
-                time.sleep(run.delay(attempt))
-                continue
-            return run.conclude(failure)
+            outcome = run.after_failure(exc, attempt)
+            if isinstance(outcome, ToolMessage):
+                return outcome
+            time.sleep(outcome)
 
 
 async def arun_tool_call(
@@ -109,13 +105,10 @@ async def arun_tool_call(
 ) -> ToolMessage:
     """Async twin of `run_tool_call`."""
     run = _Call(tool=tool, call=call, policy=policy, config=config, agent=agent, history=history)
-    if tool is None:
-        return run.conclude(run.unknown_tool(available))
-    pending = run.pending_approval()
-    if pending is not None:
-        decision = run.ask(pending)
-        if decision is not None:
-            return decision
+    answered = run.before(available)
+    if answered is not None:
+        return answered
+    assert tool is not None
     attempt = 0
     while True:
         attempt += 1
@@ -124,11 +117,10 @@ async def arun_tool_call(
         except GraphBubbleUp:
             raise
         except (Exception, SystemExit) as exc:
-            failure = run.failure(exc, attempt)
-            if failure.recovery == "retry" and attempt <= policy.max_retries:
-                await asyncio.sleep(run.delay(attempt))
-                continue
-            return run.conclude(failure)
+            outcome = run.after_failure(exc, attempt)
+            if isinstance(outcome, ToolMessage):
+                return outcome
+            await asyncio.sleep(outcome)
 
 
 # -- one call ----------------------------------------------------------------------------------
@@ -176,15 +168,33 @@ class _Call:
             **fields,
         )
 
+    # -- the steps both twins share
+
+    def before(self, available: Sequence[str]) -> ToolMessage | None:
+        """The call's message when it is settled before the tool runs, else None (run it).
+
+        An unknown tool name is an INVALID_PARAM result; a call whose earlier failure waits for
+        a human pauses here, and a "skip" answers it (an "abort" raises `ToolError`).
+        """
+        if self.tool is None:
+            return self.conclude(self.unknown_tool(available))
+        pending = self.pending_approval()
+        return None if pending is None else self.ask(pending)
+
+    def after_failure(self, exc: BaseException, attempt: int) -> ToolMessage | float:
+        """After attempt `attempt` raised `exc`: seconds to wait before a retry, or the result."""
+        failure = self.failure(exc, attempt)
+        if failure.recovery == "retry" and attempt <= self.policy.max_retries:
+            return self.delay(attempt)
+        return self.conclude(failure)
+
     # -- outcomes
 
     def success(self, output: Any, attempts: int) -> ToolMessage:
         limit = self.policy.max_result_chars
         result = ToolResult(success=True, attempts=attempts)
         if isinstance(output, ToolMessage):
-            content = output.content
-            if isinstance(content, str):
-                content = truncate(content, limit)
+            content = serialize_result(output.content, max_chars=limit)  # blocks too
             ok = output.status != "error"
             update: dict[str, Any] = {
                 "content": content,

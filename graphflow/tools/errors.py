@@ -105,5 +105,6 @@ def _is_binding_error(exc: TypeError) -> bool:
         return True
     while tb.tb_next is not None:
         tb = tb.tb_next
-    filename = tb.tb_frame.f_code.co_filename.replace("\\", "/")
-    return "/langchain_core/" in filename or "/graphflow/" in filename
+    # by module, not by path: a user's project may well live in a folder named `graphflow`
+    module = str(tb.tb_frame.f_globals.get("__name__") or "")
+    return module.startswith(("langchain_core.", "graphflow."))

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 __all__ = (
     "DEFAULT_RECOVERY",
     "PARALLEL_SAFE",
+    "TOOL_TIMEOUT",
     "Recovery",
     "ToolPolicy",
     "is_parallel_safe",
@@ -60,6 +61,9 @@ DEFAULT_RECOVERY: Mapping[ToolErrorType, Recovery] = {
 
 PARALLEL_SAFE = "parallel_safe"
 """`tool.metadata` key: `True` marks a tool whose calls may run concurrently."""
+TOOL_TIMEOUT = "timeout"
+"""`tool.metadata` key: the tool's own timeout in seconds (an MCP server entry's `timeout`),
+used when the tool's policy does not set `timeout` itself."""
 
 
 class ToolPolicy(BaseModel):
@@ -77,7 +81,9 @@ class ToolPolicy(BaseModel):
 
     timeout: float | None = Field(default=30.0, gt=0)
     """Seconds one call may take, sync tools included (they run in a worker thread that is
-    abandoned — not killed — when the time is up; async tools are cancelled). None: no limit."""
+    abandoned — not killed — when the time is up; async tools are cancelled). None: no limit.
+    A policy that leaves it unset yields to the tool's own `metadata["timeout"]` (an MCP
+    server's `timeout` in `mcp.json`)."""
     max_retries: int = Field(default=3, ge=0)
     """Retries after a failure whose recovery is `"retry"` (TIMEOUT by default)."""
     backoff: float = Field(default=0.5, ge=0)
@@ -109,10 +115,21 @@ class ToolPolicy(BaseModel):
 
 
 def policy_for(
-    name: str, policies: Mapping[str, ToolPolicy], default: ToolPolicy | None
+    name: str,
+    policies: Mapping[str, ToolPolicy],
+    default: ToolPolicy | None,
+    tool: BaseTool | None = None,
 ) -> ToolPolicy:
-    """The policy of tool `name`: its own, else the agent's default, else `ToolPolicy()`."""
-    return policies.get(name) or default or ToolPolicy()
+    """The policy of tool `name`: its own, else the agent's default, else `ToolPolicy()`.
+
+    When that policy does not set `timeout` and `tool` declares one (`metadata["timeout"]`),
+    the tool's timeout applies.
+    """
+    policy = policies.get(name) or default or ToolPolicy()
+    own = (tool.metadata or {}).get(TOOL_TIMEOUT) if tool is not None else None
+    if own is not None and "timeout" not in policy.model_fields_set:
+        return policy.model_copy(update={"timeout": float(own)})
+    return policy
 
 
 def is_parallel_safe(tool: BaseTool | None, policy: ToolPolicy) -> bool:

@@ -89,20 +89,22 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture
-def http_server(everything):
-    """server-everything over streamable HTTP (`/mcp`) or SSE (`/sse`) on a free local port."""
-    started: list[subprocess.Popen[bytes]] = []
+class HttpServers:
+    """server-everything over streamable HTTP (`/mcp`) or SSE (`/sse`) on free local ports."""
 
-    def start(mode: str = "streamableHttp") -> str:
-        port = free_port()
+    def __init__(self, everything: Path) -> None:
+        self.everything = everything
+        self.procs: dict[str, subprocess.Popen[bytes]] = {}
+
+    def __call__(self, mode: str = "streamableHttp", port: int | None = None) -> str:
+        """Start one; returns its URL. `port`: a port used before (a restart)."""
+        port = port or free_port()
         proc = subprocess.Popen(
-            ["node", str(everything), mode],
+            ["node", str(self.everything), mode],
             env={**os.environ, "PORT": str(port)},
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        started.append(proc)
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             try:
@@ -110,16 +112,31 @@ def http_server(everything):
                 break
             except OSError:
                 time.sleep(0.05)
-        path = "/mcp" if mode == "streamableHttp" else "/sse"
-        return f"http://127.0.0.1:{port}{path}"
+        url = f"http://127.0.0.1:{port}{'/mcp' if mode == 'streamableHttp' else '/sse'}"
+        self.procs[url] = proc
+        return url
 
-    yield start
-    for proc in started:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+    def kill(self, url: str) -> None:
+        """Kill the server at `url` (SIGKILL) and wait until it is gone."""
+        proc = self.procs.pop(url)
+        proc.kill()
+        proc.wait(10)
+
+    def stop_all(self) -> None:
+        for proc in self.procs.values():
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+@pytest.fixture
+def http_server(everything):
+    """Starts server-everything over HTTP: `http_server(mode)` → URL; `.kill(url)`."""
+    servers = HttpServers(everything)
+    yield servers
+    servers.stop_all()
 
 
 class Processes:

@@ -46,3 +46,34 @@ def test_the_url_decides_the_transport_in_a_config(http_server):
         assert isinstance(mcp.servers["web"], HttpServer)
         echo = next(t for t in mcp.tools() if t.name == "echo")
         assert echo.invoke({"message": "hi"}) == "Echo: hi"
+
+
+def test_a_dead_http_server_is_an_error_result_until_it_is_back(http_server, run):
+    url = http_server("streamableHttp")
+    port = int(url.split(":")[2].split("/")[0])
+
+    def reply(messages, n):
+        if n == 1:
+            http_server.kill(url)
+        if n == 3:
+            http_server("streamableHttp", port=port)  # back on the same address
+        if n < 4:
+            return tool_call("echo", {"message": f"call {n}"})
+        return "survived"
+
+    with MCPToolset({"web": HttpServer(url=url, include=["echo"])}) as mcp:
+        agent = ReactAgent(
+            name="a", model=ScriptedChatModel(fn=reply), tools=mcp.tools(), output_key="out"
+        )
+        result = run(agent, "go")
+        first, closed, down, back = [m for m in result["messages"] if isinstance(m, ToolMessage)]
+        assert first.content == "Echo: call 0"
+        for error in (closed, down):
+            assert error.status == "error"
+            assert tool_result(error).error_type == "RESOURCE_NOT_FOUND"
+            assert "the next call connects to the server again" in error.content
+        assert "MCP server `web` closed the connection" in closed.content
+        # reconnecting fails while it is down: still an error result, never the end of the run
+        assert "MCP server `web` cannot be reached (ConnectError" in down.content
+        assert back.content == "Echo: call 3"
+        assert result["out"] == "survived"

@@ -8,6 +8,8 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 
 import pytest
 from langchain_core.messages import ToolMessage
@@ -17,6 +19,7 @@ from graphflow.exceptions import MCPConnectionError
 from graphflow.mcp import MCPToolset
 from graphflow.testing import ScriptedChatModel, tool_call
 from graphflow.tools import ToolPolicy, is_parallel_safe, tool_result
+from graphflow.tools.policy import policy_for
 
 QUIET = open(os.devnull, "w")  # noqa: SIM115 - the servers' stderr, for the whole session
 
@@ -35,12 +38,18 @@ def toolset(everything, filesystem, time_server, tmp_path, mark):
     (tmp_path / "notes.txt").write_text("meeting at 10")
     config = {
         "mcpServers": {
-            "everything": _everything(everything, mark, include=["echo", "get-sum", "toggle-*"]),
+            "everything": _everything(
+                everything,
+                mark,
+                include=["echo", "get-sum", "toggle-*"],
+                exclude=["*-subscriber-*"],
+            ),
             "fs": {
                 "command": "node",
                 "args": [str(filesystem), str(tmp_path)],
                 "env": {"GF_TEST_MARK": mark},
                 "prefix": True,
+                "timeout": 120,
             },
             "time": {"command": time_server[0], "args": time_server[1:]},
         }
@@ -55,10 +64,9 @@ def _messages(result):
 
 def test_discovery_keeps_schemas_filters_prefixes_and_read_only_hints(toolset):
     tools = {t.name: t for t in toolset.tools()}
-    assert {"echo", "get-sum", "toggle-simulated-logging", "toggle-subscriber-updates"} <= set(
-        tools
-    )
+    assert {"echo", "get-sum", "toggle-simulated-logging"} <= set(tools)
     assert "get-env" not in tools  # not included
+    assert "toggle-subscriber-updates" not in tools  # excluded
     assert "fs_read_text_file" in tools and "read_text_file" not in tools  # prefix: true
     assert {"get_current_time", "convert_time"} <= set(tools)
     assert tools["get-sum"].args_schema["properties"].keys() == {"a", "b"}
@@ -66,6 +74,12 @@ def test_discovery_keeps_schemas_filters_prefixes_and_read_only_hints(toolset):
     assert is_parallel_safe(tools["echo"], default)  # readOnlyHint: true
     assert not is_parallel_safe(tools["toggle-simulated-logging"], default)  # readOnlyHint: false
     assert not is_parallel_safe(tools["fs_write_file"], default)
+    # a server's own timeout applies unless the agent's policy sets one
+    read = tools["fs_read_text_file"]
+    assert policy_for(read.name, {}, ToolPolicy(max_retries=1), read).timeout == 120
+    assert policy_for(read.name, {}, ToolPolicy(timeout=5), read).timeout == 5
+    assert policy_for(read.name, {read.name: ToolPolicy(timeout=7)}, None, read).timeout == 7
+    assert policy_for("echo", {}, None, tools["echo"]).timeout == 30
 
 
 def test_calls_errors_and_unknown_tools_through_an_agent(toolset, run, tmp_path):
@@ -248,3 +262,105 @@ def test_a_server_that_cannot_start_is_a_clear_error():
     with MCPToolset.from_config(config, connect_timeout=10) as mcp:
         with pytest.raises(MCPConnectionError, match="MCP server `ghost` could not be started"):
             mcp.tools()
+
+
+RESUME_CHILD = textwrap.dedent(
+    """
+    import asyncio, os, sys
+    from langchain_core.messages import ToolMessage
+    from graphflow import ReactAgent, ToolHook
+    from graphflow.mcp import MCPToolset
+    from graphflow.testing import ScriptedChatModel, tool_call
+
+    server, mark, db, log_path, phase = sys.argv[1:6]
+
+    def log(line):
+        with open(log_path, "a") as f:
+            f.write(line + "\\n")
+
+    class Calls(ToolHook):
+        def wrap_tool_call(self, request, handler):
+            log("call " + request.tool_call["name"])
+            return handler(request)
+
+    def reply(messages, n):
+        results = [m for m in messages if isinstance(m, ToolMessage)]
+        if len(results) == 1 and phase == "run":
+            os._exit(1)  # the process dies in the model call after the first MCP call
+        if not results:
+            return tool_call("echo", {"message": "before the crash"})
+        if len(results) == 1:
+            return tool_call("get-sum", {"a": 2, "b": 3})
+        return " | ".join(m.content for m in results)
+
+    config = {"mcpServers": {"ev": {"command": "node", "args": [server, "stdio"],
+                                    "env": {"GF_TEST_MARK": mark}, "include": ["echo", "get-sum"]}}}
+    with open(os.devnull, "w") as quiet, MCPToolset.from_config(config, errlog=quiet) as mcp:
+        agent = ReactAgent(name="a", model=ScriptedChatModel(fn=reply), tools=mcp.tools(),
+                           hooks=[Calls()], output_key="out")
+        url = f"sqlite:///{db}"
+        if phase == "run":
+            agent.invoke("go", thread_id="job", checkpointer=url)
+        else:
+            result = asyncio.run(agent.aresume("job", checkpointer=url))
+            log("out " + result["out"])
+    """
+)
+
+
+def test_a_run_with_mcp_tools_resumes_in_a_new_process(everything, mark, processes, tmp_path):
+    script = tmp_path / "child.py"
+    script.write_text(RESUME_CHILD)
+    db, log = tmp_path / "runs.db", tmp_path / "calls.log"
+
+    def child(phase):
+        return subprocess.run(
+            [sys.executable, str(script), str(everything), mark, str(db), str(log), phase],
+            capture_output=True,
+            text=True,
+            timeout=90,
+        )
+
+    crashed = child("run")  # under invoke
+    assert crashed.returncode == 1, crashed.stderr
+    assert log.read_text().splitlines() == ["call echo"]
+    assert processes.wait_gone(mark) == []  # its server ended with it (stdin closed)
+
+    resumed = child("resume")  # under ainvoke, with a new session, in a new process
+    assert resumed.returncode == 0, resumed.stderr
+    assert "cancel scope" not in resumed.stderr
+    assert log.read_text().splitlines()[1:] == [
+        "call get-sum",  # the echo call finished before the crash: not run again
+        "out Echo: before the crash | The sum of 2 and 3 is 5.",
+    ]
+    assert processes.wait_gone(mark) == []
+
+
+def test_a_server_killed_during_a_call_answers_that_call_at_once(everything, mark, processes, run):
+    def kill():
+        for pid in processes.marked(mark):
+            os.kill(pid, signal.SIGKILL)
+
+    def reply(messages, n):
+        if n == 0:  # a 5 s operation; the server dies 0.5 s into it
+            threading.Timer(0.5, kill).start()
+            return tool_call("trigger-long-running-operation", {"duration": 5, "steps": 5})
+        if n == 1:
+            return tool_call("echo", {"message": "after"})
+        return "survived"
+
+    config = {"mcpServers": {"everything": _everything(everything, mark)}}
+    with MCPToolset.from_config(config, errlog=QUIET) as mcp:
+        agent = ReactAgent(
+            name="a", model=ScriptedChatModel(fn=reply), tools=mcp.tools(), output_key="out"
+        )
+        started = time.monotonic()
+        result = run(agent, "go")
+        wall = time.monotonic() - started
+        dead, after = _messages(result)
+        assert tool_result(dead).error_type == "RESOURCE_NOT_FOUND"
+        assert "MCP server `everything` closed the connection" in dead.content
+        assert after.content == "Echo: after" and result["out"] == "survived"
+        assert wall < 4.0  # not the operation's 5 s, nor a timeout: the call ended with the server
+        assert mcp.connects("everything") == 2
+    assert processes.wait_gone(mark) == []

@@ -115,3 +115,37 @@ def test_a_bad_answer_is_refused_before_it_is_stored(run):
         run.resume(agent, "a-bad", {"decision": "maybe"})
     result = run.resume(agent, "a-bad", "skip")
     assert result["out"] == "finished"
+
+
+def test_resource_not_found_can_pause_for_a_human_too(run):
+    @tool
+    def open_ticket(ticket: str) -> str:
+        """Open a support ticket."""
+        runs["open"] += 1
+        if ticket != "T-2":
+            raise LookupError(f"no ticket {ticket}")
+        return f"ticket {ticket}: printer on fire"
+
+    runs.clear()
+    model = ScriptedChatModel(
+        fn=lambda messages, n: (
+            "handled"
+            if isinstance(messages[-1], ToolMessage)
+            else tool_call("open_ticket", {"ticket": "T-1"})
+        )
+    )
+    agent = ReactAgent(
+        name="desk",
+        model=model,
+        tools=[open_ticket],
+        output_key="out",
+        tool_policies={"open_ticket": ToolPolicy(requires_approval=True)},
+    )
+    first = run(agent, "help", thread_id="nf-edit")
+    (pending,) = first["__interrupt__"]
+    assert pending.value["error"]["type"] == "RESOURCE_NOT_FOUND"
+    assert "no ticket T-1" in pending.value["error"]["message"]
+    result = run.resume(agent, "nf-edit", {"decision": "retry", "args": {"ticket": "T-2"}})
+    assert runs["open"] == 2 and model.calls == 2
+    assert model.requests[1][-1].content == "ticket T-2: printer on fire"
+    assert result["out"] == "handled"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 
 import pytest
@@ -182,12 +183,42 @@ def test_unknown_error_stops_the_run_and_resume_reruns_that_call(run):
     assert [t.name for t in snapshot.tasks] == ["tools"]
     assert "database driver crashed" in str(snapshot.tasks[0].error)
     assert model.calls == 1
+    # the run's record: failed, in this agent, with the error (what `graphflow runs` shows)
+    (info,) = [r for r in agent.runs() if r.thread_id == "t-unknown"]
+    assert (info.status, info.agent) == ("failed", "worker")
+    assert info.error.startswith("ToolError")
+    assert "Agent `worker`: tool `lookup` failed" in info.error
+    assert "database driver crashed" in info.error and "agent.resume" in info.hint
 
     broken["yes"] = False  # the fix
     result = run.resume(agent, "t-unknown")
     assert attempts["n"] == 2 and model.calls == 2
-    assert result["out"] == "done"
+    assert result["out"] == "done" and result["agent_status"]["worker"] == "completed"
     assert _last_tool_message(model).content == "found it"
+    (info,) = [r for r in agent.runs() if r.thread_id == "t-unknown"]
+    assert info.status == "done" and info.error is None
+
+
+def test_an_unknown_error_is_logged_and_streamed_as_the_agent_failing(caplog):
+    from graphflow.events import AgentFailed
+
+    @tool
+    def lookup(q: str) -> str:
+        """Look something up."""
+        raise RuntimeError("database driver crashed")
+
+    model = ScriptedChatModel(replies=[tool_call("lookup", {"q": "x"}), "done"])
+    events = []
+    with caplog.at_level("ERROR", logger="graphflow.tools"), pytest.raises(ToolError):
+        for event in _agent(model, [lookup]).stream("go", thread_id="t-stream"):
+            events.append(event)
+    assert any(
+        "agent worker: tool lookup failed" in r.getMessage() and r.levelname == "ERROR"
+        for r in caplog.records
+    )
+    failed = [e for e in events if isinstance(e, AgentFailed)]
+    assert failed and "database driver crashed" in failed[-1].error
+    assert failed[-1].error_type == "ToolError"
 
 
 def test_sys_exit_inside_a_tool_is_a_tool_error_not_the_end_of_the_process(run):
@@ -219,3 +250,21 @@ def test_tool_policies_must_name_the_agents_tools():
         ValueError, match=r"tool_policies names \['wether'\].*its tools: \['weather'\]"
     ):
         _agent(ScriptedChatModel(replies=["x"]), [weather], tool_policies={"wether": ToolPolicy()})
+
+
+def test_retries_wait_backoff_then_twice_as_long_each_time(run):
+    moments = []
+
+    @tool
+    def stuck(q: str) -> str:
+        """Always times out."""
+        moments.append(time.monotonic())
+        raise TimeoutError("upstream slow")
+
+    model = ScriptedChatModel(replies=[tool_call("stuck", {"q": "x"}), "gave up"])
+    policy = ToolPolicy(max_retries=3, backoff=0.1)
+    run(_agent(model, [stuck], default_tool_policy=policy), "go")
+    assert tool_result(_last_tool_message(model)).attempts == 4
+    gaps = [later - earlier for earlier, later in zip(moments, moments[1:], strict=False)]
+    # at least 0.1, 0.2, 0.4 s apart (an event loop may wake a millisecond early)
+    assert all(gap >= 0.98 * want for gap, want in zip(gaps, (0.1, 0.2, 0.4), strict=True)), gaps

@@ -72,3 +72,25 @@ def test_the_model_sees_json_for_a_pydantic_result_and_truncated_text(run):
     assert isinstance(first, ToolMessage) and first.content == '{"id":7,"items":["pen","ink"]}'
     assert second.content.startswith("line\n" * 20)
     assert "result truncated: 4900 of 5000 characters omitted" in second.content
+
+
+def test_a_tool_that_returns_content_blocks_and_an_artifact_is_truncated_too(run):
+    @tool(response_format="content_and_artifact")
+    def scan(n: int) -> tuple[list, dict]:
+        """Scan pages."""
+        blocks = [{"type": "text", "text": "a" * 500}, {"type": "text", "text": "short"}]
+        return blocks, {"pages": n}
+
+    model = ScriptedChatModel(replies=[tool_call("scan", {"n": 2}), "ok"])
+    agent = ReactAgent(
+        name="scanner",
+        model=model,
+        tools=[scan],
+        default_tool_policy=ToolPolicy(max_result_chars=50),
+    )
+    run(agent, "go")
+    seen = model.requests[1][-1]
+    assert isinstance(seen, ToolMessage) and seen.artifact == {"pages": 2}
+    first, second = seen.content
+    assert first["text"].startswith("a" * 50 + "\n[... result truncated: 450 of 500 characters")
+    assert second == {"type": "text", "text": "short"}
