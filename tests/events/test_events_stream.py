@@ -11,6 +11,7 @@ from langgraph.types import Command
 from graphflow import (
     FunctionAgent,
     HumanApproval,
+    LlmRoutingAgent,
     LoggingHook,
     LoopAgent,
     ParallelAgent,
@@ -263,6 +264,44 @@ def test_usage_and_wall_time_per_invocation_and_in_total() -> None:
     assert {(e.agent_path, e.branch) for e in tokens} == {((ROOT, "refine", "writer"), None)}
     by_pass = {i: "".join(e.text for e in tokens if e.iteration == i) for i in (0, 1)}
     assert by_pass == {0: "draft 1", 1: "draft 2"}
+
+
+async def test_tokens_of_multi_route_branches_are_kept_apart_async() -> None:
+    router = LlmRoutingAgent(
+        name="router",
+        model=ScriptedChatModel(replies=[{"routes": [{"agent": "x"}, {"agent": "y"}]}]),
+        multi=True,
+        sub_agents=[
+            ReactAgent(
+                name=n, model=ScriptedChatModel(replies=[f"{n} speaks"]), output_key=f"{n}_out"
+            )
+            for n in "xyz"
+        ],
+        output_key="answers",
+    )
+    team = SequentialAgent(name=ROOT, sub_agents=[router])
+    events = [e async for e in team.astream("go", events=True)]
+    tokens = [e for e in events if isinstance(e, ev.ModelToken) and e.branch is not None]
+    assert {e.branch: e.agent_path for e in tokens} == {
+        "x": (ROOT, "router", "x"),
+        "y": (ROOT, "router", "y"),
+    }
+    for name in "xy":
+        assert "".join(e.text for e in tokens if e.branch == name) == f"{name} speaks"
+    started = [e.agent for e in events if isinstance(e, ev.AgentStarted)]
+    assert "z" not in started and isinstance(events[-1], ev.RunFinished)
+
+
+async def test_async_failure_names_the_agent_then_raises() -> None:
+    boom = ReactAgent(name="boom", model=ScriptedChatModel(replies=[RuntimeError("model down")]))
+    agent = SequentialAgent(name="outer", sub_agents=[LoopAgent(name="lp", sub_agents=[boom])])
+    seen: list[ev.Event] = []
+    with pytest.raises(RuntimeError, match="model down"):
+        async for event in agent.astream("go", thread_id="ae1", events=True):
+            seen.append(event)
+    failed = [(e.agent_path, e.error_type) for e in seen if isinstance(e, ev.AgentFailed)]
+    assert failed[0] == (("outer", "lp", "boom"), "RuntimeError")
+    assert failed[-1] == (("outer",), "RuntimeError")
 
 
 def test_failure_names_the_agent_then_raises() -> None:
