@@ -12,20 +12,19 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from graphflow.exceptions import ModelTimeoutError, OutputValidationError
 from graphflow.hooks._runner import call_async, call_sync
 from graphflow.hooks.base import HookResult, ModelHook, ModelRequest
 from graphflow.messages import feedback_kind, feedback_message, is_limit_message
 from graphflow.models.errors import model_call_errors
-from graphflow.models.structured import ainvoke_chat, invoke_chat
+from graphflow.models.structured import ainvoke_chat, invoke_chat, parse_structured, schema_note
 from graphflow.models.timeout import model_timeout_error
 from graphflow.state import AGENT_STATUS, EXIT_LOOP, MESSAGES, MODEL_CALLS, STOP
 from graphflow.strategies._agent_hooks import merge_updates
@@ -55,7 +54,7 @@ class ModelStep:
         # rendered once; with model hooks each request gets fresh copies a hook may edit
         self.preamble = [agent.system_prompt] if agent.system_prompt else []
         if agent.output_schema is not None:
-            self.preamble.append(_schema_prompt(agent.output_schema))
+            self.preamble.append(schema_note(agent.output_schema))
         self._system = [SystemMessage(content=text) for text in self.preamble]
         self._bound: dict[str, Any] = {}
         """The model with the agent's tools and settings bound, per structured-output method."""
@@ -237,7 +236,7 @@ class ModelStep:
         schema = agent.output_schema
         if schema is not None:
             try:
-                _validate(schema, response)
+                parse_structured(schema, response)
             except (ValidationError, ValueError) as exc:
                 if previous == "schema":
                     raise OutputValidationError(
@@ -299,7 +298,7 @@ class ModelStep:
                 value = None
                 if status == "completed" and final is not None and stop is None:
                     if not is_limit_message(final):
-                        value = _validate(agent.output_schema, final)
+                        value = parse_structured(agent.output_schema, final)
             update[agent.output_key] = value
         return update
 
@@ -365,16 +364,3 @@ def _awrap(hook: ModelHook, inner: Any) -> Any:
         return await hook.awrap_model_call(req, inner)
 
     return call
-
-
-def _schema_prompt(schema: type[BaseModel]) -> str:
-    return (
-        "When you give your final answer, reply with only a JSON object matching this JSON "
-        f"schema: {json.dumps(schema.model_json_schema())}"
-    )
-
-
-def _validate(schema: type[BaseModel], message: AIMessage) -> BaseModel:
-    text = message.text
-    match = re.search(r"```(?:json)?\s*(.*?)```", text, re.DOTALL)
-    return schema.model_validate_json(match.group(1) if match else text)

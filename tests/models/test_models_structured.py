@@ -166,6 +166,14 @@ def test_other_chat_models_keep_their_paths() -> None:
     )
 
 
+def test_a_react_agent_takes_json_wrapped_in_prose() -> None:
+    # small local models often say a word before the JSON: no re-ask is needed for that
+    model = ScriptedChatModel(replies=['Sure! Here it is: {"product": "c", "score": 3} Done.'])
+    agent = ReactAgent(name="a", model=model, output_schema=Verdict, output_key="v")
+    assert agent.invoke("rate")["v"] == Verdict(product="c", score=3)
+    assert model.calls == 1
+
+
 def test_function_calling_on_any_tool_calling_model() -> None:
     model = ScriptedChatModel(replies=[tool_call("Verdict", {"product": "z", "score": 9})])
     agent = ReactAgent(
