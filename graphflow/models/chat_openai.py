@@ -57,7 +57,10 @@ class CompatibleChatOpenAI(ChatOpenAI):
     @property
     def preset(self) -> ProviderPreset:
         """The provider preset in effect."""
-        return get_preset(self.provider) if self.provider else detect_preset(self.openai_api_base)
+        if self.provider:
+            return get_preset(self.provider)
+        # built without base_url, the SDK client read OPENAI_BASE_URL itself: detect from that
+        return detect_preset(_learned.base_url_of(self))
 
     def _uses_string_content(self) -> bool:
         if self.string_tool_content is not None:

@@ -27,8 +27,14 @@ Behaviours (`OpenAIServer(behaviour=...)`, switchable while running):
 (Alternating, not keyed to the SDK's retry counter, so a retry by a `ModelRetry` hook — a new
 SDK call — is answered too.)
 
-Error modes for error tests: `auth_error` (401), `server_error` (500 always), `unknown_model`
-(404), `slow` (sleeps `delay` seconds before answering).
+Error modes for error tests: `auth_error` (401), `rate_limited` (429 always), `server_error`
+(500 always), `unknown_model` (404), `slow` (sleeps `delay` seconds before answering).
+
+`stop_after=N` takes the server down once it has answered N requests, as if it were stopped
+mid-run (later requests get no reply, then the port is closed); `start()` brings it back.
+
+429s and 5xx carry `retry-after-ms: 10` so the SDK's retries are quick; `retry_after_ms=None`
+leaves it out, and the SDK backs off on its own (0.5 s, then 1 s, less up to 25% jitter).
 """
 
 from __future__ import annotations
@@ -51,7 +57,7 @@ BEHAVIOURS = (
     "flaky_429",
     "drop_connection",
 )
-ERROR_MODES = ("auth_error", "server_error", "unknown_model", "slow")
+ERROR_MODES = ("auth_error", "rate_limited", "server_error", "unknown_model", "slow")
 PAD_WORDS = 40
 
 _OPENAI_FIELDS = {
@@ -75,6 +81,8 @@ class Received:
     headers: dict[str, str]
     outcome: str = "pending"
     """`answered`, `dropped` or the error status as text."""
+    at: float = 0.0
+    """`time.monotonic()` when the request arrived (the gaps show the client's backoff)."""
 
     @property
     def roles(self) -> list[str]:
@@ -170,11 +178,22 @@ def _prompt_schema(messages: list[dict[str, Any]]) -> dict[str, Any] | None:
 class OpenAIServer:
     """The test server; `start()` binds a free port (kept across `stop()`/`start()`)."""
 
-    def __init__(self, behaviour: str = "openai_strict", *, delay: float = 0.0) -> None:
+    def __init__(
+        self,
+        behaviour: str = "openai_strict",
+        *,
+        delay: float = 0.0,
+        retry_after_ms: int | None = 10,
+        stop_after: int | None = None,
+    ) -> None:
         if behaviour not in (*BEHAVIOURS, *ERROR_MODES):
             raise ValueError(f"unknown behaviour {behaviour!r}")
         self.behaviour = behaviour
         self.delay = delay
+        self.retry_after_ms = retry_after_ms
+        self.stop_after = stop_after
+        self._down = False
+        self._stopper: threading.Thread | None = None
         self.requests: list[Received] = []
         self.port = 0
         self._httpd: ThreadingHTTPServer | None = None
@@ -193,6 +212,10 @@ class OpenAIServer:
         return [r for r in self.requests if r.outcome == "answered"]
 
     def start(self) -> OpenAIServer:
+        if self._stopper is not None:  # going down after `stop_after`: let it finish first
+            self._stopper.join(timeout=5)
+            self._stopper = None
+        self._down = False
         handler = type("Handler", (_Handler,), {"app": self})
         self._httpd = _QuietServer(("127.0.0.1", self.port), handler)
         self._httpd.daemon_threads = True
@@ -204,13 +227,14 @@ class OpenAIServer:
         return self
 
     def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
+        with self._lock:  # `stop_after` may be stopping it from a thread of its own
+            httpd, self._httpd = self._httpd, None
+            thread, self._thread = self._thread, None
+        if httpd is not None:
+            httpd.shutdown()
+            httpd.server_close()
+        if thread is not None:
+            thread.join(timeout=5)
 
     def __enter__(self) -> OpenAIServer:
         return self.start()
@@ -222,6 +246,20 @@ class OpenAIServer:
         with self._lock:
             self._ids += 1
             return self._ids
+
+    def went_down(self) -> bool:
+        """Whether `stop_after` has been reached (the server is going down)."""
+        with self._lock:
+            return self._down
+
+    def count_answer(self) -> None:
+        """After an answer: go down when `stop_after` answers have been given."""
+        with self._lock:
+            if self._down or self.stop_after is None or len(self.answered) < self.stop_after:
+                return
+            self._down = True
+            self._stopper = stopper = threading.Thread(target=self.stop, daemon=True)
+        stopper.start()
 
     def fails_now(self) -> bool:
         """For the alternating behaviours: whether this request is one that fails."""
@@ -438,11 +476,12 @@ class _Handler(BaseHTTPRequestHandler):
             body=body,
             retry=int(self.headers.get("x-stainless-retry-count", 0)),
             headers={k.lower(): v for k, v in self.headers.items()},
+            at=time.monotonic(),
         )
         app.requests.append(received)
         behaviour = app.behaviour
         flaky = behaviour in ("drop_connection", "flaky_429") and app.fails_now()
-        if behaviour == "drop_connection" and flaky:
+        if app.went_down() or (behaviour == "drop_connection" and flaky):
             received.outcome = "dropped"
             self.close_connection = True
             try:
@@ -450,8 +489,10 @@ class _Handler(BaseHTTPRequestHandler):
             except OSError:
                 pass
             return
-        quick_retry = {"retry-after-ms": "10"}  # keeps the SDK's retries fast in tests
-        if behaviour == "flaky_429" and flaky:
+        quick_retry = (
+            {} if app.retry_after_ms is None else {"retry-after-ms": str(app.retry_after_ms)}
+        )
+        if (behaviour == "flaky_429" and flaky) or behaviour == "rate_limited":
             received.outcome = "429"
             payload = _error("Rate limit reached for requests", kind="requests")
             self._send(429, payload, quick_retry)
@@ -495,6 +536,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._stream(body, content, calls, finish)
         else:
             self._send(200, _completion(body, content, calls, finish, app.next_id()))
+        app.count_answer()
 
     def _stream(
         self, body: dict[str, Any], content: str | None, calls: list[dict[str, Any]], finish: str

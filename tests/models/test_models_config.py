@@ -274,3 +274,16 @@ def test_string_content_and_token_field_can_be_forced(make_server, clean_env) ->
     (received,) = server.requests  # no rejection: string content from the start
     assert received.body["messages"][1]["content"] == ""
     assert received.body["max_completion_tokens"] == 5 and "max_tokens" not in received.body
+
+
+def test_a_directly_built_model_follows_the_sdks_base_url(make_server, clean_env) -> None:
+    # built without base_url, the openai SDK reads OPENAI_BASE_URL itself: the preset (and so
+    # the max-tokens field) must follow that endpoint, not assume OpenAI
+    server: OpenAIServer = make_server("ignore_max_completion_tokens").start()
+    clean_env.setenv("OPENAI_BASE_URL", server.base_url)
+    model = CompatibleChatOpenAI(model="m", api_key="sk-test", max_tokens=5)  # type: ignore[arg-type]
+    assert model.openai_api_base is None and model.preset.name == "openai-compatible"
+    assert len(str(model.invoke("Say a lot").content).split()) == 5
+    assert server.requests[0].body["max_tokens"] == 5
+    clean_env.delenv("OPENAI_BASE_URL")
+    assert CompatibleChatOpenAI(model="m", api_key="sk-test").preset.name == "openai"  # type: ignore[arg-type]

@@ -76,6 +76,7 @@ def test_unreachable_endpoint(clean_env) -> None:
     ("mode", "kind", "status", "fix", "requests"),
     [
         ("auth_error", ModelAuthError, 401, "Check the API key (OPENAI_API_KEY)", 1),
+        ("rate_limited", ModelRateLimitError, 429, "after 2 retries", 3),
         ("server_error", ModelServerError, 500, "after 2 retries", 3),
         ("unknown_model", ModelRequestError, 404, "Check the model name (GRAPHFLOW_MODEL", 1),
     ],
@@ -112,6 +113,31 @@ def test_timeout(make_server, clean_env) -> None:
     ) as caught:
         agent.invoke("hi")
     assert isinstance(caught.value, TimeoutError)
+
+
+def test_timeouts_are_retried_by_default(make_server, clean_env) -> None:
+    server: OpenAIServer = make_server("slow", delay=1.0).start()
+    clean_env.setenv("GRAPHFLOW_MODEL_TIMEOUT", "0.2")
+    agent = ReactAgent(name="a", model="openai:m", model_settings={"base_url": server.base_url})
+    with pytest.raises(ModelTimeoutError, match=r"\(0\.2 s\).*after 2 retries"):
+        agent.invoke("hi")
+    assert [r.retry for r in server.requests] == [0, 1, 2]
+
+
+def test_retries_back_off(make_server, clean_env) -> None:
+    # without Retry-After the client waits 0.5 s, then 1 s (less up to 25% jitter) ...
+    server: OpenAIServer = make_server("rate_limited", retry_after_ms=None).start()
+    agent = ReactAgent(name="a", model="openai:m", model_settings={"base_url": server.base_url})
+    with pytest.raises(ModelRateLimitError, match=r"after 2 retries"):
+        agent.invoke("hi")
+    first, second, third = (r.at for r in server.requests)
+    assert second - first >= 0.37 and third - second >= 0.74
+    # ... and with one, it waits what the server asks (10 ms here)
+    told: OpenAIServer = make_server("rate_limited", retry_after_ms=10).start()
+    again = ReactAgent(name="a", model="openai:m", model_settings={"base_url": told.base_url})
+    with pytest.raises(ModelRateLimitError):
+        again.invoke("hi")
+    assert len(told.requests) == 3 and told.requests[-1].at - told.requests[0].at < 0.37 + 0.74
 
 
 def test_rate_limit_without_retries_then_model_retry_hook(make_server, clean_env) -> None:
@@ -171,13 +197,29 @@ def test_router_fallback_catches_provider_errors(make_server, clean_env, mode) -
         _router(None).invoke("refund please")
 
 
-def test_cli_prints_one_line(clean_env, tmp_path: Path, capsys) -> None:
-    url = f"http://127.0.0.1:{_free_port()}/v1"
+@pytest.mark.parametrize(
+    ("mode", "kind", "fix"),
+    [
+        ("unreachable", ModelConnectionError, "Check that the server is running"),
+        ("slow", ModelTimeoutError, "GRAPHFLOW_MODEL_TIMEOUT"),
+        ("auth_error", ModelAuthError, "Check the API key (OPENAI_API_KEY)"),
+        ("rate_limited", ModelRateLimitError, "GRAPHFLOW_MODEL_RETRIES"),
+        ("server_error", ModelServerError, "check its logs"),
+    ],
+)
+def test_cli_prints_one_line(
+    make_server, clean_env, tmp_path: Path, capsys, mode, kind, fix
+) -> None:
+    if mode == "unreachable":
+        url = f"http://127.0.0.1:{_free_port()}/v1"
+    else:
+        url = make_server(mode, delay=2.0).start().base_url
+    clean_env.setenv("GRAPHFLOW_MODEL_TIMEOUT", "0.3")
     app = tmp_path / "app.py"
     app.write_text(
         "from graphflow import ReactAgent\n"
         f"agent = ReactAgent(name='a', model='openai:m', model_settings={{'base_url': {url!r}, "
-        "'max_retries': 0})\n"
+        "'api_key': 'sk-test', 'max_retries': 1})\n"
     )
     code = cli_main(
         [
@@ -195,8 +237,10 @@ def test_cli_prints_one_line(clean_env, tmp_path: Path, capsys) -> None:
     assert "Traceback" not in err
     lines = err.strip().splitlines()
     assert lines[0].startswith("graphflow: thread t9")
-    (error,) = [line for line in lines if line.startswith("graphflow: ModelConnectionError")]
-    assert error.startswith("graphflow: ModelConnectionError: Agent `a`:")
+    assert len(lines) == 3  # the thread, the error, how to continue
+    error = lines[1]
+    assert error.startswith(f"graphflow: {kind.__name__}: Agent `a`:")
+    assert f"model 'm' at {url}" in error and fix in error
     assert lines[-1].startswith("graphflow: the run can continue:") and lines[-1].endswith("t9")
     assert "graphflow resume <file.py:agent> t9" in error
 

@@ -19,6 +19,7 @@ from openai_server import OpenAIServer
 from pydantic import BaseModel, Field
 
 from graphflow import FunctionAgent, LlmRoutingAgent, ReactAgent, SequentialAgent
+from graphflow.events import ModelToken, RunFinished, ToolCallFinished
 from graphflow.exceptions import ModelConnectionError
 from graphflow.models import CompatibleChatOpenAI
 
@@ -152,16 +153,20 @@ def test_router_chooses_with_structured_output(openai_env: OpenAIServer) -> None
         assert [r.retry for r in rejected] == [0, 1, 2]  # one request, retried twice by the SDK
 
 
-@pytest.mark.parametrize("mode", ["sync", "async"])
-def test_tool_round_trip(openai_env: OpenAIServer, mode: str) -> None:
-    calls: list[str] = []
-
+def _weather_tool(calls: list[str]) -> Any:
     @tool
     def get_weather(city: str) -> str:
         """The weather in a city."""
         calls.append(city)
         return f"sunny in {city}"
 
+    return get_weather
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_tool_round_trip(openai_env: OpenAIServer, mode: str) -> None:
+    calls: list[str] = []
+    get_weather = _weather_tool(calls)
     agent = ReactAgent(
         name="weather",
         model="openai:gpt-4o-mini",
@@ -190,13 +195,7 @@ def test_tool_round_trip(openai_env: OpenAIServer, mode: str) -> None:
 @pytest.mark.parametrize("mode", ["sync", "async"])
 def test_token_streaming_with_a_tool_call(openai_env: OpenAIServer, mode: str) -> None:
     calls: list[str] = []
-
-    @tool
-    def get_weather(city: str) -> str:
-        """The weather in a city."""
-        calls.append(city)
-        return f"sunny in {city}"
-
+    get_weather = _weather_tool(calls)
     agent = ReactAgent(
         name="weather", model="openai:gpt-4o-mini", tools=[get_weather], output_key="answer"
     )
@@ -223,6 +222,26 @@ def test_token_streaming_with_a_tool_call(openai_env: OpenAIServer, mode: str) -
     # ... and the streamed tool call kept its name (repeated-name chunks are repaired)
     names = "".join(tc["name"] or "" for c in chunks for tc in c.tool_call_chunks)
     assert names == "get_weather"
+    assert calls == ["city"]
+
+
+def test_typed_events_stream_tokens_and_the_tool_call(openai_env: OpenAIServer) -> None:
+    calls: list[str] = []
+    agent = ReactAgent(
+        name="weather",
+        model="openai:gpt-4o-mini",
+        tools=[_weather_tool(calls)],
+        output_key="answer",
+    )
+    events = list(agent.stream("Weather in Rome?", thread_id="e"))
+
+    assert [(e.name, e.error) for e in events if isinstance(e, ToolCallFinished)] == [
+        ("get_weather", None)
+    ]
+    tokens = [e.text for e in events if isinstance(e, ModelToken)]
+    assert len(tokens) > 5 and all(e.agent_path == ("weather",) for e in events[1:-1])
+    final = events[-1]
+    assert isinstance(final, RunFinished) and "".join(tokens).endswith(final.state["answer"])
     assert calls == ["city"]
 
 
