@@ -18,11 +18,15 @@ if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   fi
 fi
 
+# Pinned: the tests call these servers' tools by name (echo, get-sum,
+# trigger-long-running-operation, read_text_file...), and the servers have renamed tools before.
+NPM_VERSION="2026.8.31"
 mkdir -p "$REPO/.cache/npm"
 for pkg in server-everything server-filesystem; do
-  if [ ! -f "$REPO/.cache/npm/node_modules/@modelcontextprotocol/$pkg/dist/index.js" ]; then
+  manifest="$REPO/.cache/npm/node_modules/@modelcontextprotocol/$pkg/package.json"
+  if [ ! -f "$manifest" ] || ! grep -q "\"version\": \"$NPM_VERSION\"" "$manifest"; then
     npm install --prefix "$REPO/.cache/npm" --no-audit --no-fund --loglevel=error \
-      "@modelcontextprotocol/$pkg"
+      "@modelcontextprotocol/$pkg@$NPM_VERSION"
   fi
 done
 
