@@ -33,6 +33,10 @@ T = TypeVar("T")
 logger = logging.getLogger("graphflow.mcp")
 
 
+class ToolsetClosedError(RuntimeError):
+    """A call reached a toolset after `close()`: its sessions and servers are gone for good."""
+
+
 class SessionLoop:
     """A daemon thread running the event loop that owns a toolset's sessions."""
 
@@ -49,7 +53,7 @@ class SessionLoop:
         """Schedule `coro` on the owner loop; the future is usable from any thread."""
         if self.loop.is_closed() or not self._thread.is_alive():
             coro.close()
-            raise RuntimeError("the MCP toolset is closed")
+            raise ToolsetClosedError("the MCP toolset is closed")
         return asyncio.run_coroutine_threadsafe(coro, self.loop)
 
     def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:

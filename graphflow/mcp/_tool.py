@@ -35,6 +35,7 @@ from graphflow.exceptions import (
     ToolResourceNotFoundError,
     ToolTimeoutError,
 )
+from graphflow.mcp._sessions import ToolsetClosedError
 from graphflow.mcp.config import StdioServer
 
 if TYPE_CHECKING:
@@ -111,7 +112,10 @@ class MCPTool(BaseTool):
         return self._content(result)
 
     async def _arun(self, *args: Any, run_manager: Any = None, **kwargs: Any) -> tuple[Any, Any]:
-        future = self._loop.submit(self._coroutine(kwargs))
+        try:
+            future = self._loop.submit(self._coroutine(kwargs))
+        except Exception as exc:
+            raise self._typed(exc) from exc
         try:
             result = await asyncio.wrap_future(future)
         except asyncio.CancelledError:
@@ -144,6 +148,13 @@ class MCPTool(BaseTool):
     def _typed(self, exc: BaseException) -> BaseException:
         if isinstance(exc, ToolError):
             return exc
+        if isinstance(exc, ToolsetClosedError):
+            return ToolError(  # UNKNOWN: no retry or other call can help; the run stops
+                f"the MCPToolset that owns server `{self.server}` was closed before this call",
+                tool=self.name,
+                hint="call its tools while it is open (inside `with MCPToolset(...)`, before "
+                "`close()`), or give the agent the tools of a new toolset",
+            )
         if isinstance(exc, BaseExceptionGroup):
             # a transport that fails to (re)connect raises from its task group: the cause is
             # inside (e.g. httpx's ConnectError when an HTTP server is down)

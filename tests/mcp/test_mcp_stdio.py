@@ -15,7 +15,7 @@ import pytest
 from langchain_core.messages import ToolMessage
 
 from graphflow import ParallelAgent, ReactAgent
-from graphflow.exceptions import MCPConnectionError
+from graphflow.exceptions import MCPConnectionError, ToolError
 from graphflow.mcp import MCPToolset
 from graphflow.testing import ScriptedChatModel, tool_call
 from graphflow.tools import ToolPolicy, is_parallel_safe, tool_result
@@ -234,6 +234,34 @@ def test_close_leaves_no_server_process(everything, mark, processes):
     mcp.close()
     assert processes.wait_gone(mark) == []
     mcp.close()  # idempotent
+    # a call after close is a clear failure that stops a run (UNKNOWN), not a server outage
+    for call in (echo.invoke, lambda args: asyncio.run(echo.ainvoke(args))):
+        with pytest.raises(ToolError, match="MCPToolset that owns server `everything` was closed"):
+            call({"message": "late"})
+    assert processes.marked(mark) == []
+
+
+def test_async_with_closes_every_server(everything, time_server, mark, processes):
+    config = {
+        "mcpServers": {
+            "everything": _everything(everything, mark, include=["echo"]),
+            "time": {
+                "command": time_server[0],
+                "args": time_server[1:],
+                "env": {"GF_TEST_MARK": mark},
+            },
+        }
+    }
+
+    async def main():
+        async with MCPToolset.from_config(config, errlog=QUIET) as mcp:
+            tools = {t.name: t for t in await mcp.atools()}
+            assert await tools["echo"].ainvoke({"message": "a"}) == "Echo: a"
+            assert len(processes.marked(mark)) == 2
+        assert mcp.closed
+
+    asyncio.run(main())
+    assert processes.wait_gone(mark) == []
 
 
 def test_exit_without_close_leaves_no_server_process(everything, mark, processes, tmp_path):
