@@ -9,8 +9,8 @@ from graphflow.agents import Agent, ReactAgent
 from graphflow.exceptions import GraphflowConfigError
 from graphflow.hooks.base import AgentHook
 from graphflow.strategies import strategy_for
-from graphflow.visualize._details import builtin_kind, common_details, default_kind
-from graphflow.visualize._kinds import builtin_drawer, default_drawer
+from graphflow.visualize._details import common_details, default_kind
+from graphflow.visualize._kinds import builtin, default_drawer
 from graphflow.visualize.context import DrawContext, Ports
 from graphflow.visualize.model import AgentBox, AgentRun, Drawing, Edge, Node
 
@@ -192,7 +192,5 @@ def _drawer_for(agent: Agent) -> tuple[Any, str]:
     except GraphflowConfigError:
         strategy = None  # unregistered kind: compile() will say so; still draw what is declared
     draw = getattr(strategy, "draw", None)
-    kind = builtin_kind(agent) or default_kind(agent)
-    if callable(draw):
-        return draw, kind
-    return builtin_drawer(agent) or default_drawer, kind
+    kind, drawer = builtin(agent) or (default_kind(agent), default_drawer)
+    return (draw if callable(draw) else drawer), kind

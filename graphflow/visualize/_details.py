@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from graphflow.agents import (
@@ -11,25 +12,8 @@ from graphflow.agents import (
     LoopAgent,
     ParallelAgent,
     ReactAgent,
-    SequentialAgent,
 )
 from graphflow.hooks.base import AgentHook, ModelHook, ToolHook
-
-BUILTIN_KINDS: tuple[tuple[type[Agent], str], ...] = (
-    (ReactAgent, "react"),
-    (SequentialAgent, "sequential"),
-    (ParallelAgent, "parallel"),
-    (LoopAgent, "loop"),
-    (LlmRoutingAgent, "routing"),
-    (FunctionAgent, "function"),
-)
-
-
-def builtin_kind(agent: Agent) -> str | None:
-    for klass, kind in BUILTIN_KINDS:
-        if isinstance(agent, klass):
-            return kind
-    return None
 
 
 def default_kind(agent: Agent) -> str:
@@ -140,12 +124,10 @@ def card_label(agent: Agent, kind: str, details: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def loop_label(agent: LoopAgent, exit_loop_in_body: bool) -> str:
-    """What ends a loop, for its back edge: `repeat · until=…`, `or exit_loop`, `or ≤ N passes`."""
-    ends = []
-    if agent.until is not None:
-        ends.append(f"until={callable_name(agent.until)}")
-    if exit_loop_in_body:
+def loop_ends(details: Mapping[str, Any]) -> list[str]:
+    """What ends a loop, from its details: `until=<predicate>`, `exit_loop`, `≤ N passes`."""
+    ends = [f"until={details['until']}"] if details.get("until") else []
+    if details.get("exit_loop"):
         ends.append("exit_loop")
-    ends.append(f"≤ {agent.max_iterations} passes")
-    return "repeat · " + "\nor ".join(ends)
+    ends.append(f"≤ {details.get('max_iterations')} passes")
+    return ends

@@ -16,7 +16,13 @@ from graphflow.agents import (
 )
 from graphflow.strategies import strategy_for
 from graphflow.tools.exit_loop import is_exit_loop
-from graphflow.visualize._details import builtin_details, callable_name, card_label, loop_label
+from graphflow.visualize._details import (
+    builtin_details,
+    callable_name,
+    card_label,
+    common_details,
+    loop_ends,
+)
 from graphflow.visualize.context import DrawContext, Ports
 
 
@@ -60,7 +66,8 @@ def _loop(agent: LoopAgent, ctx: DrawContext) -> Ports:
     exits = has_exit_loop(agent)
     ctx.details.update(builtin_details(agent, exit_loop_in_body=exits))
     ports = ctx.sequence(agent.sub_agents)
-    ctx.edge(ports.exit, ports.entry, kind="loop", label=loop_label(agent, exits), style="bold")
+    label = "repeat · " + "\nor ".join(loop_ends(ctx.details))
+    ctx.edge(ports.exit, ports.entry, kind="loop", label=label, style="bold")
     return ports
 
 
@@ -80,27 +87,29 @@ def _routing(agent: LlmRoutingAgent, ctx: DrawContext) -> Ports:
     return Ports(entry=decision, exit=join, anchor=decision)
 
 
-BUILTIN_DRAWERS: tuple[tuple[type[Agent], Callable[[Any, DrawContext], Ports]], ...] = (
-    (ReactAgent, _leaf),
-    (FunctionAgent, _leaf),
-    (SequentialAgent, _sequential),
-    (ParallelAgent, _parallel),
-    (LoopAgent, _loop),
-    (LlmRoutingAgent, _routing),
+Drawer = Callable[[Any, DrawContext], Ports]
+
+BUILTINS: tuple[tuple[type[Agent], str, Drawer], ...] = (
+    (ReactAgent, "react", _leaf),
+    (FunctionAgent, "function", _leaf),
+    (SequentialAgent, "sequential", _sequential),
+    (ParallelAgent, "parallel", _parallel),
+    (LoopAgent, "loop", _loop),
+    (LlmRoutingAgent, "routing", _routing),
 )
+"""Each built-in agent class, its kind's name, and how it is drawn."""
 
 
-def builtin_drawer(agent: Agent) -> Callable[[Any, DrawContext], Ports] | None:
-    for klass, drawer in BUILTIN_DRAWERS:
+def builtin(agent: Agent) -> tuple[str, Drawer] | None:
+    """The kind and drawer of a built-in agent (None for a custom kind)."""
+    for klass, kind, drawer in BUILTINS:
         if isinstance(agent, klass):
-            return drawer
+            return kind, drawer
     return None
 
 
 def default_drawer(agent: Agent, ctx: DrawContext) -> Ports:
     """A custom kind whose strategy has no `draw`: its sub-agents in sequence, or a card."""
-    from graphflow.visualize._details import common_details
-
     ctx.details.update(common_details(agent))
     children = strategy_children(agent)
     if children:

@@ -11,6 +11,7 @@ competitive_analysis · sequential
 
 from __future__ import annotations
 
+from graphflow.visualize._details import loop_ends
 from graphflow.visualize._style import run_text
 from graphflow.visualize.model import AgentBox, Drawing
 
@@ -35,11 +36,7 @@ def _line(box: AgentBox) -> str:
     if key:
         line += f" → {key}"
     if box.kind == "loop":
-        ends = [f"until={d['until']}"] if d.get("until") else []
-        if d.get("exit_loop"):
-            ends.append("exit_loop")
-        ends.append(f"≤ {d.get('max_iterations')} passes")
-        line += " ⟲ " + " or ".join(ends)
+        line += " ⟲ " + " or ".join(loop_ends(d))
     hooks = [h["name"] for h in d.get("hooks", [])]
     if hooks:
         line += f" [hooks: {', '.join(hooks)}]"
