@@ -75,7 +75,8 @@ def _summarized_before(requests, index):
     return any("graphflow_summary" in m.additional_kwargs for r in requests[:index] for m in r)
 
 
-def test_crash_in_a_tool_step_then_resume(tmp_path, reference):
+@pytest.mark.parametrize("fresh_process", [False, True])
+def test_crash_in_a_tool_step_then_resume(tmp_path, reference, fresh_process):
     expected, summarizer_calls, expected_stats = reference
     url = f"sqlite:///{tmp_path / 'runs.db'}"
     agent, model, summarizer = _build(crash_tool="q9")
@@ -83,12 +84,23 @@ def test_crash_in_a_tool_step_then_resume(tmp_path, reference):
         agent.invoke("Find the facts.", thread_id="t", checkpointer=url)
     assert _summarized_before(model.requests, len(model.requests))
     calls_before = summarizer.calls
-    result = agent.resume("t", checkpointer=url)
+    if fresh_process:
+        # a new agent with a new in-memory offload store, as after a restart: the summary made
+        # before the crash can only come from the checkpointed state
+        agent, model2, summarizer2 = _build()
+        result = agent.resume("t", checkpointer=url)
+        assert shape(model.requests + model2.requests) == expected
+        assert summarizer2.calls == summarizer_calls - calls_before  # nothing summarized twice
+        # the next summary folds in the one made before the crash, read from the state
+        first_input = summarizer2.requests[0][1].content
+        assert "Earlier summary:" in first_input and "screen ratio 16:10" in first_input
+    else:
+        result = agent.resume("t", checkpointer=url)
+        # every request, before and after the crash, is the one the uncrashed run sent
+        assert shape(model.requests) == expected
+        assert summarizer.calls == summarizer_calls  # nothing summarized twice
     assert result["messages"][-1].content == "final answer"
-    # every request, before and after the crash, is the one the uncrashed run sent
-    assert shape(model.requests) == expected
-    assert summarizer.calls == summarizer_calls  # nothing summarized twice
-    assert summarizer.calls > calls_before  # (later summaries were still made)
+    assert summarizer_calls > calls_before  # (later summaries were still made)
     stats = ContextStats.from_state(agent.get_state("t", checkpointer=url))
     assert stats == expected_stats
 
