@@ -23,8 +23,10 @@ the agents' pydantic models; `checkpointer` is a run option, not part of a spec)
 (text, numbers, lists, dicts) are used as written. A field that holds Python objects takes an
 import path `"module:attr"` (`{ref: "module:attr"}` where the field also takes plain text, such
 as `model`), or `{call: "module:attr", args: [...], kwargs: {...}}` for the result of a call. A
-hook given as the path of a class is instantiated without arguments. `kind` is the class name of a
-graphflow agent kind, or the import path of another `Agent` subclass.
+hook given as the path of a class is instantiated without arguments. In `tools`, an item
+`{mcp: "mcp.json", servers: [time]}` stands for the tools of the servers of an `mcpServers` config
+file (relative to the spec file; `servers` picks some), started when the spec is loaded. `kind`
+is the class name of a graphflow agent kind, or the import path of another `Agent` subclass.
 
 Errors are `SpecError`s naming the file, the line and the field path, e.g.
 ``team.yaml:14: sub_agents[1].sub_agents[0].instruction: Agent `writer`: instruction uses
@@ -72,6 +74,9 @@ _IMPORT_PATH = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 # objects made from a spec remember the spec value they came from (so `to_spec` writes it back);
 # keyed by id, holding the object so the id cannot be reused
 _origins: dict[int, tuple[Any, Any]] = {}
+# tools that came from one `{mcp: ...}` entry: tool id -> (tool, the entry's toolset, the entry);
+# holding the toolset keeps its sessions open while its tools may be called
+_mcp_tools: dict[int, tuple[Any, Any, Any]] = {}
 
 
 class SpecError(GraphflowConfigError):
@@ -184,7 +189,7 @@ class _Builder:
     def __init__(self, lines: Mapping[str, int], file: str | None) -> None:
         self.lines = lines
         self.file = file
-        self.paths: dict[str, str] = {}  # agent name -> its spec path
+        self.paths: dict[str, tuple[str, type[Agent]]] = {}  # agent name -> its path and kind
 
     def error(self, message: str, path: str) -> SpecError:
         line = None
@@ -223,7 +228,7 @@ class _Builder:
             raise self.agent_error(exc, path) from None
         except (GraphflowError, ValueError, TypeError) as exc:
             raise self.error(str(exc), path) from None
-        self.paths.setdefault(agent.name, path)
+        self.paths.setdefault(agent.name, (path, cls))
         return agent
 
     def kind(self, value: Any, path: str, default: type[Agent] | None) -> type[Agent]:
@@ -271,10 +276,14 @@ class _Builder:
             if not isinstance(raw, list):
                 raise self.error(f"a list (of import paths), got {type(raw).__name__}", path)
             hooks = key == "hooks"
-            return [
-                self.obj(item, item_type, f"{path}[{i}]", instantiate=hooks)
-                for i, item in enumerate(raw)
-            ]
+            out: list[Any] = []
+            for i, item in enumerate(raw):
+                where = f"{path}[{i}]"
+                if key == "tools" and isinstance(item, Mapping) and "mcp" in item:
+                    out.extend(self.mcp_tools(item, where))
+                else:
+                    out.append(self.obj(item, item_type, where, instantiate=hooks))
+            return out
         return self.obj(raw, annotation, path)
 
     def obj(self, raw: Any, annotation: Any, path: str, *, instantiate: bool = False) -> Any:
@@ -299,6 +308,47 @@ class _Builder:
         _remember(made, _plain(raw))
         return made
 
+    def mcp_tools(self, entry: Mapping[str, Any], path: str) -> list[Any]:
+        """The tools of the MCP servers an `mcpServers` config file names (started now)."""
+        unknown = sorted(set(entry) - {"mcp", "servers"})
+        if unknown or not isinstance(entry["mcp"], str):
+            raise self.error(
+                "an MCP entry is {mcp: path/to/mcp.json, servers: [names]} (servers optional)"
+                + (f"; unknown keys: {', '.join(unknown)}" if unknown else ""),
+                path,
+            )
+        try:
+            from graphflow.mcp import MCPToolset, load_mcp_config
+        except ImportError as exc:
+            raise self.error(str(exc), path) from None
+        config = Path(entry["mcp"])
+        if not config.is_absolute() and self.file is not None:
+            config = Path(self.file).resolve().parent / config
+        try:
+            servers = load_mcp_config(config)
+        except GraphflowError as exc:
+            raise self.error(str(exc), _join(path, "mcp")) from None
+        wanted = entry.get("servers")
+        if wanted is not None:
+            missing = [n for n in wanted if n not in servers] if isinstance(wanted, list) else []
+            if not isinstance(wanted, list) or missing:
+                raise self.error(
+                    f"no server {', '.join(map(repr, missing)) or repr(wanted)} in {config}; "
+                    f"its servers: {', '.join(servers)}",
+                    _join(path, "servers"),
+                )
+            servers = {n: servers[n] for n in wanted}
+        toolset = MCPToolset(servers)
+        try:
+            tools = toolset.tools()
+        except GraphflowError as exc:
+            toolset.close()
+            raise self.error(str(exc), path) from None
+        origin = _plain(entry)
+        for tool in tools:
+            _mcp_tools[id(tool)] = (tool, toolset, origin)
+        return tools
+
     def call(
         self, target: Any, args: list[Any], kwargs: dict[str, Any], name: str, path: str
     ) -> Any:
@@ -319,12 +369,14 @@ class _Builder:
         return self.error(str(exc), path)
 
     def tree_error(self, exc: GraphflowConfigError) -> SpecError:
+        # "Agent `writer`: instruction uses {draft} ...": the agent, then the field at fault
         text = str(exc)
-        named = re.search(r"`([A-Za-z_]\w*)`", text)
-        path = self.paths.get(named.group(1), "") if named else ""
-        if named and "instruction" in text:
-            path = _join(path, "instruction")
-        return self.error(text, path)
+        named = re.search(r"`([A-Za-z_]\w*)`(?::\s*(\w+))?", text)
+        if named is None or named.group(1) not in self.paths:
+            return self.error(text, "")
+        path, cls = self.paths[named.group(1)]
+        field = named.group(2)
+        return self.error(text, _join(path, field) if field in _fields(cls) else path)
 
 
 def _join(path: str, key: str) -> str:
@@ -466,12 +518,24 @@ def _to_spec(agent: Agent, path: str) -> dict[str, Any]:
         elif role == "data":
             out[key] = TypeAdapter(annotation).dump_python(value, mode="json")
         elif _list_item(annotation) is not None:
-            out[key] = [
-                _object_spec(v, _list_item(annotation), f"{where}[{i}]")
-                for i, v in enumerate(value)
-            ]
+            out[key] = _objects_spec(value, _list_item(annotation), where)
         else:
             out[key] = _object_spec(value, annotation, where)
+    return out
+
+
+def _objects_spec(values: list[Any], annotation: Any, path: str) -> list[Any]:
+    """A list of objects; the tools of one `{mcp: ...}` entry are that entry, once."""
+    out: list[Any] = []
+    entries: set[int] = set()
+    for i, value in enumerate(values):
+        came = _mcp_tools.get(id(value))
+        if came is not None and came[0] is value:
+            if id(came[1]) not in entries:
+                entries.add(id(came[1]))
+                out.append(came[2])
+            continue
+        out.append(_object_spec(value, annotation, f"{path}[{i}]"))
     return out
 
 
@@ -606,9 +670,25 @@ _REF_SCHEMA: dict[str, Any] = {
 }
 
 
+_MCP_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": "the tools of the servers of an mcpServers JSON file (relative to the spec)",
+    "properties": {
+        "mcp": {"type": "string"},
+        "servers": {"type": "array", "items": {"type": "string"}},
+    },
+    "required": ["mcp"],
+    "additionalProperties": False,
+}
+
+
 def spec_schema() -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of a spec file, for editors and checks."""
-    defs: dict[str, Any] = {"ObjectRef": _REF_SCHEMA}
+    defs: dict[str, Any] = {
+        "ObjectRef": _REF_SCHEMA,
+        "MCPServers": _MCP_SCHEMA,
+        "ToolRef": {"anyOf": [{"$ref": "#/$defs/ObjectRef"}, {"$ref": "#/$defs/MCPServers"}]},
+    }
     kinds = _kinds()
     for name in sorted(kinds):
         defs[name] = _kind_schema(kinds[name], defs)
@@ -635,7 +715,8 @@ def _kind_schema(cls: type[Agent], defs: dict[str, Any]) -> dict[str, Any]:
             schema = dict(_json_schema(annotation) or {})
             defs.update(schema.pop("$defs", {}))
         elif _list_item(annotation) is not None:
-            schema = {"type": "array", "items": {"$ref": "#/$defs/ObjectRef"}}
+            item = "ToolRef" if key == "tools" else "ObjectRef"
+            schema = {"type": "array", "items": {"$ref": f"#/$defs/{item}"}}
         else:
             schema = {"$ref": "#/$defs/ObjectRef"}
             if any(o is str for o in _unions(annotation)):

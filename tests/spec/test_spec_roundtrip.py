@@ -159,6 +159,54 @@ def test_errors_name_the_field_path_and_line(tmp_path, old, new, path, line, say
     assert says in str(err) and str(err).startswith(f"{spec}:{line}: {path}: ")
 
 
+NAMED = """
+kind: SequentialAgent
+name: team
+sub_agents:
+  - kind: ReactAgent
+    name: writer
+    model: openai:gpt-4o-mini
+    model_settings: {temperature: 0, max_tokens: 200}
+    instruction: Write about {input}.
+    output_key: text
+"""
+
+
+def test_models_by_name_with_settings(tmp_path, monkeypatch) -> None:
+    spec = _write(tmp_path, NAMED)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-used")
+    agent = load_spec(spec)
+    assert agent.to_spec() == yaml.safe_load(NAMED)
+    chat = agent.sub_agents_list[0].chat_model()
+    assert (chat.model_name, chat.temperature, chat.max_tokens) == ("gpt-4o-mini", 0, 200)
+    monkeypatch.delenv("OPENAI_API_KEY")
+    with pytest.raises(SpecError) as info:
+        load_spec(spec)  # the build-time check names the field it is about
+    assert str(info.value).startswith(f"{spec}:6: sub_agents[0].model: ")
+    assert "OPENAI_API_KEY" in str(info.value)
+
+
+def test_json_spec_errors_name_the_line(tmp_path) -> None:
+    data = yaml.safe_load(BASE)
+    data["sub_agents"][1]["sub_agents"][0]["instruction"] = "Write from {draft}."
+    path = tmp_path / "team.json"
+    path.write_text(json.dumps(data, indent=2))
+    with pytest.raises(SpecError) as info:
+        load_spec(path)
+    line = next(i for i, text in enumerate(path.read_text().splitlines(), 1) if "{draft}" in text)
+    assert info.value.path == "sub_agents[1].sub_agents[0].instruction"
+    assert info.value.line == line
+
+
+def test_errors_without_a_file_name_the_field_path() -> None:
+    data = yaml.safe_load(BASE)
+    data["sub_agents"][0]["max_iterations"] = -1
+    with pytest.raises(SpecError) as info:
+        Agent.from_spec(data)
+    assert str(info.value).startswith("sub_agents[0].max_iterations: ")
+    assert info.value.line is None
+
+
 def test_file_level_errors(tmp_path) -> None:
     with pytest.raises(SpecError, match="no spec file"):
         load_spec(tmp_path / "missing.yaml")
