@@ -196,9 +196,12 @@ def _count(root: Agent, saver: Any, thread_id: str) -> dict[str, _Counts]:
             entry.loop_passes += max(passes) + 1 if passes else 0
         if agent.sub_agents_list:
             continue  # a flow's messages are its sub-agents' answers
-        # the messages the agent's own steps wrote (its input is not a write to `messages`);
-        # read from the steps' writes, so it holds however the conversation channel is stored
+        # the messages the agent's own steps wrote, read from the steps' writes (so it holds
+        # however the conversation channel is stored); the writes saved with the `input`
+        # checkpoint are the conversation it was handed (earlier agents' answers), not its own
         for tup in tuples:
+            if (tup.metadata or {}).get("source") == "input":
+                continue
             for _task, channel, value in tup.pending_writes or ():
                 if channel != MESSAGES:
                     continue

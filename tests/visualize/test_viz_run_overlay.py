@@ -143,3 +143,19 @@ def test_unknown_thread_is_a_clear_error(tmp_path: Path) -> None:
 
     with pytest.raises(RunNotFoundError, match="no run is stored under thread 'nope'"):
         draw(pipeline, thread_id="nope", checkpointer=f"sqlite:///{tmp_path / 'x.db'}")
+
+
+def test_counts_are_the_agents_own_calls(tmp_path: Path) -> None:
+    # the second agent is handed the first one's answer (include_contents="default"): that
+    # message is in its conversation but is not a call it made
+    team = SequentialAgent(
+        name="team",
+        sub_agents=[
+            ReactAgent(name="first", model=ScriptedChatModel(replies=["one"]), output_key="a"),
+            ReactAgent(name="second", model=ScriptedChatModel(replies=["two"]), output_key="b"),
+        ],
+    )
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    team.invoke("go", thread_id="t", checkpointer=url)
+    runs = _runs(build_drawing(team, thread_id="t", checkpointer=url))
+    assert (runs["first"].model_calls, runs["second"].model_calls) == (1, 1)
