@@ -28,7 +28,8 @@ Behaviours (`OpenAIServer(behaviour=...)`, switchable while running):
 SDK call — is answered too.)
 
 Error modes for error tests: `auth_error` (401), `rate_limited` (429 always), `server_error`
-(500 always), `unknown_model` (404), `slow` (sleeps `delay` seconds before answering).
+(500 always), `unknown_model` (404), `slow` (sleeps `delay` seconds before answering),
+`no_tools` (a request that offers tools → 400 naming them, as from models without tool calling).
 
 `stop_after=N` takes the server down once it has answered N requests, as if it were stopped
 mid-run (later requests get no reply, then the port is closed); `start()` brings it back.
@@ -57,7 +58,14 @@ BEHAVIOURS = (
     "flaky_429",
     "drop_connection",
 )
-ERROR_MODES = ("auth_error", "rate_limited", "server_error", "unknown_model", "slow")
+ERROR_MODES = (
+    "auth_error",
+    "rate_limited",
+    "server_error",
+    "unknown_model",
+    "slow",
+    "no_tools",
+)
 PAD_WORDS = 40
 
 _OPENAI_FIELDS = {
@@ -305,6 +313,10 @@ class OpenAIServer:
                             ]
                         },
                     )
+        if behaviour == "no_tools" and body.get("tools"):
+            raise _Reject(
+                400, _error("This model does not support tools (function calling).", param="tools")
+            )
         if behaviour == "openai_strict":
             self._validate_strict(body, messages, fmt)
 

@@ -94,6 +94,34 @@ def test_model_settings_win_over_the_environment(clean_env) -> None:
     assert model.model_kwargs == {"repetition_penalty": 1.1}  # not a ChatOpenAI field
 
 
+def test_arguments_win_over_the_environment(clean_env) -> None:
+    for name, value in (
+        ("OPENAI_BASE_URL", "http://127.0.0.1:9/v1"),
+        ("OPENAI_API_KEY", "sk-env"),
+        ("GRAPHFLOW_MODEL", "env-model"),
+        ("GRAPHFLOW_MAX_TOKENS", "64"),
+        ("GRAPHFLOW_MODEL_TIMEOUT", "7.5"),
+        ("GRAPHFLOW_MODEL_RETRIES", "5"),
+    ):
+        clean_env.setenv(name, value)
+    model = openai_model(
+        "arg-model",
+        base_url="http://127.0.0.1:10/v1",
+        api_key="sk-arg",
+        timeout=3,
+        max_retries=1,
+        max_tokens=16,
+        temperature=0.5,
+        extra_body={"top_k": 20},
+        default_headers={"X-Team": "graphflow"},
+    )
+    assert (model.model_name, model.openai_api_base) == ("arg-model", "http://127.0.0.1:10/v1")
+    assert model.openai_api_key is not None and model.openai_api_key.get_secret_value() == "sk-arg"
+    assert (model.request_timeout, model.max_retries, model.max_tokens) == (3.0, 1, 16)
+    assert (model.temperature, model.extra_body) == (0.5, {"top_k": 20})
+    assert model.default_headers == {"X-Team": "graphflow"}
+
+
 def test_defaults_without_environment(clean_env) -> None:
     clean_env.setenv("OPENAI_API_KEY", "sk")
     model = openai_model("gpt-4o-mini")

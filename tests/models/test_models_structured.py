@@ -112,6 +112,21 @@ def test_auto_falls_back_and_remembers(make_server, clean_env) -> None:
     assert [r.outcome for r in server.requests[before:]] == ["answered"]
 
 
+def test_auto_falls_back_when_tools_are_rejected(make_server, clean_env) -> None:
+    # a DeepSeek-like preset starts with a forced tool call; a model without tool calling
+    # (deepseek-reasoner) answers 400 naming tools, which the SDK does not retry
+    server = make_server("no_tools").start()
+    model = openai_model("m", base_url=server.base_url, provider="deepseek", api_key="sk")
+    agent = ReactAgent(name="a", model=model, output_schema=Verdict, output_key="v")
+    assert agent.invoke("rate it")["v"] == Verdict(product="rate it", score=1)
+    sent = [
+        (r.outcome, "tools" in r.body, (r.body.get("response_format") or {}).get("type"))
+        for r in server.requests
+    ]
+    assert sent == [("400", True, None), ("answered", False, "json_object")]
+    assert structured_methods(model)[0] == "json_mode"
+
+
 def test_explicit_method_is_not_replaced(make_server, clean_env) -> None:
     server = make_server("no_json_schema").start()
     with pytest.raises(ModelServerError, match=r"structured_output='json_mode'") as caught:
