@@ -35,6 +35,9 @@ def test_page_draws_every_agent(viewer: Any, tmp_path: Path) -> None:
         "#gf-viewport [data-agent]", "els => [...new Set(els.map(e => e.dataset.agent))]"
     )
     assert set(agents) == {*SIX_NAMES, "specialist.analyst"}
+    # drawn bottom up: frames, edges, cards (a card hides an edge passing behind it), labels
+    layers = viewer.eval_on_selector_all("#gf-viewport > g", "gs => gs.map(g => g.id)")
+    assert layers == ["gf-frames", "gf-edges", "gf-boxes", "gf-edge-labels"]
     # every agent's name is drawn as text inside its node
     texts = viewer.eval_on_selector_all("#gf-viewport text", "els => els.map(e => e.textContent)")
     for name in SIX_NAMES:

@@ -210,7 +210,7 @@
   function drawBox(parent, agentId, layout, ox, oy) {
     var a = agents[agentId];
     var g = el("g", { "class": "gf-box" + (layout.collapsed ? " gf-collapsed" : ""), "data-agent": agentId, "data-kind": a.kind }, parent);
-    var rect = el("rect", { "class": "gf-frame", x: ox, y: oy, width: layout.w, height: layout.h }, g);
+    var rect = el("rect", { "class": "gf-frame", x: ox, y: oy, width: layout.w, height: layout.h, "data-agent": agentId }, frames);
     statusStyle(a.run, rect);
     if (a.run) rect.style.fillOpacity = "0.35";
     var title = el("g", { "class": "gf-title" }, g);
@@ -230,7 +230,7 @@
       t.textContent = l;
     });
   }
-  function drawEdges(layer) {
+  function drawEdges(layer, labels) {
     var seen = {}, pairs = {};
     drawing.edges.forEach(function (e) {
       var s = visible(e.source), t = visible(e.target);
@@ -260,21 +260,25 @@
         lx = (x1 + x2) / 2 + 4; ly = my + (nth - 1) * 12 * e.label.split("\n").length;
       }
       el("path", { d: d, "class": "gf-edge gf-" + e.kind + " gf-" + e.style, "marker-end": "url(#gf-arrow)", "data-edge": e.kind }, layer);
-      if (e.label) drawLabel(layer, e.label, lx, ly, e.kind);
+      if (e.label) drawLabel(labels, e.label, lx, ly, e.kind);
     });
   }
-  var view = { x: 20, y: 20, k: 1 }, lastSize = null;
+  var view = { x: 20, y: 20, k: 1 }, lastSize = null, frames = null;
   function apply() { viewport.setAttribute("transform", "translate(" + view.x + "," + view.y + ") scale(" + view.k + ")"); }
   function render() {
     while (viewport.firstChild) viewport.removeChild(viewport.firstChild);
     rects = {};
     var top = layoutBox("__top__");
+    // layers, bottom up: the boxes' frames, the edges, the cards and titles (so that a card
+    // hides an edge passing behind it), the edges' labels
+    frames = el("g", { id: "gf-frames" }, viewport);
+    var edges = el("g", { id: "gf-edges" }, viewport);
     var boxes = el("g", { id: "gf-boxes" }, viewport);
     top.items.forEach(function (it) {
       if (it.type === "node") drawNode(boxes, it, 0, 0);
       else drawBox(boxes, it.id, it, it.x, it.y);
     });
-    drawEdges(el("g", { id: "gf-edges" }, viewport));
+    drawEdges(edges, el("g", { id: "gf-edge-labels" }, viewport));
     lastSize = { w: top.w, h: top.h };
     if (selected) mark(selected);
     apply();
