@@ -218,12 +218,12 @@ class ToolCallFinished(Event):
 
 @dataclass(frozen=True, kw_only=True)
 class HookFired(Event):
-    """An agent hook (`before_agent` / `after_agent` node) ran."""
+    """A hook ran: an agent hook (its own graph node), or a model hook around a model call."""
 
     hook: str = ""
-    """The hook's name."""
+    """The hook's name (its class name)."""
     phase: str = ""
-    """`before_agent` or `after_agent`."""
+    """`before_agent`, `after_agent`, `before_model` or `after_model`."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -24,8 +24,29 @@ def run_sync_in_thread(factory: Callable[[], Awaitable[T]]) -> T:
     return submit(lambda: asyncio.run(coroutine)).result()  # type: ignore[arg-type]
 
 
+HOOK_FIRED = "graphflow_hook"
+"""Key of the `custom` stream chunk `{HOOK_FIRED: hook class, "phase": method}` that says a model
+hook ran; typed event streams turn it into `HookFired` (agent hooks are graph nodes of their own,
+seen without it)."""
+
+
+def _announce(hook: Any, sync_name: str, async_name: str) -> None:
+    if sync_name in ("before_agent", "after_agent"):
+        return
+    if not (_overrides(hook, sync_name) or _overrides(hook, async_name)):
+        return  # the base class's no-op
+    try:
+        from langgraph.config import get_stream_writer
+
+        writer = get_stream_writer()
+    except RuntimeError:  # called outside a graph run
+        return
+    writer({HOOK_FIRED: type(hook).__name__, "phase": sync_name})
+
+
 def call_sync(hook: Any, sync_name: str, async_name: str, *args: Any) -> Any:
     """Call the sync method, or the async twin when only that one is defined."""
+    _announce(hook, sync_name, async_name)
     if _overrides(hook, async_name) and not _overrides(hook, sync_name):
         method = getattr(hook, async_name)
         return run_sync_in_thread(lambda: method(*args))
@@ -34,4 +55,5 @@ def call_sync(hook: Any, sync_name: str, async_name: str, *args: Any) -> Any:
 
 async def call_async(hook: Any, sync_name: str, async_name: str, *args: Any) -> Any:
     """Call the async twin (which defaults to the sync method)."""
+    _announce(hook, sync_name, async_name)
     return await getattr(hook, async_name)(*args)

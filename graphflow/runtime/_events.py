@@ -11,7 +11,8 @@ agent's task starts in its parent's namespace.
 Which nodes mean what is graphflow's core knowledge and lives here only: a task named after a
 child agent runs that agent (a subgraph, or inline for a hook-less `FunctionAgent`); inside a
 ReAct agent `model` is a model call and `tools` one tool call (payload `gf_tool_call`);
-`before_agent.<Hook>` / `after_agent.<Hook>` are agent hooks.
+`before_agent.<Hook>` / `after_agent.<Hook>` are agent hooks; a model hook says it ran with a
+`custom` chunk (`graphflow.hooks._runner.HOOK_FIRED`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from graphflow.agents.function import FunctionAgent
 from graphflow.agents.loop import LoopAgent
 from graphflow.agents.parallel import ParallelAgent
 from graphflow.agents.routing import LlmRoutingAgent
+from graphflow.hooks._runner import HOOK_FIRED
 from graphflow.runtime._tokens import count_messages
 from graphflow.state import AGENT_STATUS, LOOP_ITERATION, MESSAGES, TOOL_CALL, is_private
 
@@ -191,6 +193,9 @@ class EventTranslator:
         if mode == "messages":
             return self._message(ns, *chunk)
         if mode == "custom":
+            if isinstance(chunk, Mapping) and HOOK_FIRED in chunk:
+                hook, phase = str(chunk[HOOK_FIRED]), str(chunk.get("phase", ""))
+                return [self._make(ev.HookFired, self._frame(ns), hook=hook, phase=phase)]
             return [self._make(ev.CustomEvent, self._custom_frame(ns), data=chunk)]
         return []
 

@@ -20,6 +20,7 @@ from graphflow import (
     output_contains,
 )
 from graphflow import events as ev
+from graphflow.hooks.base import ModelHook
 from graphflow.testing import ScriptedChatModel, tool_call
 
 ROOT = "team"
@@ -264,6 +265,51 @@ def test_usage_and_wall_time_per_invocation_and_in_total() -> None:
     assert {(e.agent_path, e.branch) for e in tokens} == {((ROOT, "refine", "writer"), None)}
     by_pass = {i: "".join(e.text for e in tokens if e.iteration == i) for i in (0, 1)}
     assert by_pass == {0: "draft 1", 1: "draft 2"}
+
+
+class Watch(ModelHook):
+    """A model hook that only looks."""
+
+    def before_model(self, request):
+        return None
+
+    async def aafter_model(self, request, response):
+        return None
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+async def test_model_hooks_fire_around_each_model_call(use_async: bool) -> None:
+    watched = ReactAgent(
+        name="w", model=ScriptedChatModel(replies=["fine"]), hooks=[Watch()], output_key="w_out"
+    )
+    other = ReactAgent(name="o", model=ScriptedChatModel(replies=["ok"]), output_key="o_out")
+    team = SequentialAgent(
+        name=ROOT,
+        sub_agents=[
+            LoopAgent(
+                name="lp",
+                sub_agents=[ParallelAgent(name="p", sub_agents=[watched, other])],
+                max_iterations=1,
+            )
+        ],
+    )
+    if use_async:
+        events = [e async for e in team.astream("go", events=True)]
+    else:
+        events = list(team.stream("go", events=True))
+    mine = [e for e in events if e.agent_path == (ROOT, "lp", "p", "w")]
+    names = [type(e).__name__ for e in mine if not isinstance(e, ev.ModelToken)]
+    assert names == [
+        "AgentStarted",
+        "ModelStarted",
+        "HookFired",
+        "HookFired",
+        "ModelFinished",
+        "AgentFinished",
+    ]
+    fired = [(e.hook, e.phase, e.branch, e.iteration) for e in mine if isinstance(e, ev.HookFired)]
+    assert fired == [("Watch", "before_model", "w", 0), ("Watch", "after_model", "w", 0)]
+    assert not any(isinstance(e, ev.HookFired | ev.CustomEvent) and e.agent == "o" for e in events)
 
 
 async def test_tokens_of_multi_route_branches_are_kept_apart_async() -> None:
