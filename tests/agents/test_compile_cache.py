@@ -46,3 +46,17 @@ def test_editing_the_sub_agent_list_in_place_rebuilds() -> None:
     second = root.compile(False)
     assert second is not first
     assert root.invoke("go", checkpointer=False)["co"] == "c!"
+
+
+def test_changing_a_spec_after_compile_rebuilds_the_graph() -> None:
+    from graphflow import ReactAgent
+    from graphflow.testing import ScriptedChatModel
+
+    model = ScriptedChatModel(replies=["one", "two"])
+    agent = ReactAgent(name="a", model=model, instruction="First {input}.", output_key="out")
+    first = agent.compile()
+    agent.invoke("x")
+    agent.instruction = "Second {input}."
+    assert agent.compile() is not first
+    agent.invoke("y")
+    assert model.requests[1][-1].content == "Second y."

@@ -71,8 +71,7 @@ def _tree() -> tuple[ParallelAgent, ScriptedChatModel, ScriptedChatModel, list[s
     return fan, flaky, steady, steps
 
 
-@pytest.mark.parametrize("mode", ["sync", "async"])
-def test_failed_branches_continue_from_their_last_checkpoint(tmp_path, mode: str) -> None:
+def test_failed_branches_continue_from_their_last_checkpoint(tmp_path, run_mode) -> None:
     fan, flaky, steady, steps = _tree()
     url = f"sqlite:///{tmp_path}/runs.db"
 
@@ -81,7 +80,7 @@ def test_failed_branches_continue_from_their_last_checkpoint(tmp_path, mode: str
             await fan.ainvoke("go", thread_id="t", checkpointer=url)
         return await fan.aresume("t", checkpointer=url)
 
-    if mode == "sync":
+    if not run_mode.is_async:
         with pytest.raises(ParallelBranchError) as err:
             fan.invoke("go", thread_id="t", checkpointer=url)
         assert err.value.agent == "fan"

@@ -11,7 +11,6 @@ from langchain_core.messages import AIMessage, HumanMessage
 from graphflow import (
     DataflowError,
     FunctionAgent,
-    GraphflowConfigError,
     ParallelAgent,
     ReactAgent,
     SequentialAgent,
@@ -206,7 +205,3 @@ def test_flow_agents_take_no_instruction() -> None:
             instruction="hi",
             sub_agents=[FunctionAgent(name="f", fn=lambda s: 1, output_key="x")],
         )
-
-
-def test_config_errors_are_graphflow_config_errors() -> None:
-    assert issubclass(DataflowError, GraphflowConfigError)

@@ -1,12 +1,14 @@
 """Instruction messages and structured outputs survive every checkpointer's serializer."""
 
+from pathlib import Path
+
 import pytest
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from pydantic import BaseModel
 
-from graphflow import ReactAgent, SequentialAgent, is_instruction
+from graphflow import FunctionAgent, ParallelAgent, ReactAgent, SequentialAgent, is_instruction
 from graphflow.messages import INSTRUCTION_MARK, instruction_agent, instruction_message
 from graphflow.testing import ScriptedChatModel
 
@@ -132,3 +134,29 @@ def test_structured_output_roundtrips(tmp_path, backend):
     values = _rater(ScriptedChatModel(replies=[])).get_state("t3", checkpointer=checkpointer).values
     assert values["verdict"] == Verdict(title="Pura X", score=9)
     assert isinstance(values["verdict"], Verdict)
+
+
+class Spec(BaseModel):
+    name: str
+    score: int
+
+
+def test_structured_output_in_parallel_merged_dict_round_trips_sqlite(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/runs.db"
+
+    def build() -> ParallelAgent:
+        model = ScriptedChatModel(replies=[Spec(name="x", score=3)])
+        return ParallelAgent(
+            name="fan",
+            sub_agents=[
+                ReactAgent(name="s", model=model, output_schema=Spec, output_key="spec"),
+                FunctionAgent(name="f", fn=lambda s: 5, output_key="n"),
+            ],
+            output_key="merged",
+        )
+
+    result = build().invoke("go", thread_id="so", checkpointer=url)
+    assert result["merged"] == {"spec": Spec(name="x", score=3), "n": 5}
+    values = build().get_state("so", checkpointer=url).values
+    assert isinstance(values["merged"]["spec"], Spec)
+    assert values["merged"]["spec"] == Spec(name="x", score=3)

@@ -7,19 +7,17 @@ is unset; with CI=true a missing URL is a failure, not a skip.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import os
 import subprocess
 import sys
 import textwrap
 import uuid
-from pathlib import Path
 
+import crash_matrix  # the harness next to this file (no __init__.py: on sys.path)
 import pytest
 
 pytestmark = pytest.mark.postgres
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -33,16 +31,6 @@ def pg_url() -> str:
             )
         pytest.skip("GRAPHFLOW_TEST_POSTGRES_URL is not set (source .ci/postgres.sh && pg_start)")
     return url
-
-
-def _matrix():
-    spec = importlib.util.spec_from_file_location(
-        "crash_matrix", ROOT / "scripts" / "crash_matrix.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("crash_matrix", module)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_run_and_resume_on_postgres(pg_url):
@@ -101,7 +89,7 @@ def test_async_run_on_postgres(pg_url):
 
 
 def test_crash_matrix_on_postgres(pg_url, tmp_path):
-    matrix = _matrix()
+    matrix = crash_matrix
     base, results = matrix.run_matrix(pg_url, points=5, workers=2, workdir=tmp_path)
     table = matrix.format_table(base, results)
     print(table)

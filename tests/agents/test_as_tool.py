@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
+from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langgraph.types import interrupt
+from shared_helpers import Counted, assert_tool_pairs_intact, sqlite_url
 
-from graphflow import ReactAgent, SequentialAgent
+from graphflow import FunctionAgent, ReactAgent, SequentialAgent
 from graphflow.messages import is_instruction
 from graphflow.testing import ScriptedChatModel, tool_call
 
@@ -91,3 +95,47 @@ def test_flow_as_tool_without_output_key_returns_final_message() -> None:
     tool_msg = sup_model.requests[1][-1]
     assert isinstance(tool_msg, ToolMessage) and tool_msg.content == "step2 final"
     assert [m.type for m in result["messages"]] == ["human", "ai", "tool", "ai"]
+
+
+# -- the sub-agent interrupts --------------------------------------------------------------------
+
+
+def test_as_tool_sub_agent_interrupt_resumes_inside_supervisor(tmp_path: Path) -> None:
+    url = sqlite_url(tmp_path)
+    pre, ask = Counted("pre done"), Counted(None)
+
+    def asking(state: Any) -> Any:
+        ask(state)
+        return interrupt({"question": "approve?", "request": state["input"]})
+
+    sub_model = ScriptedChatModel(fn=lambda m, n: f"worker final {n} / {m[-1].content}")
+    worker = SequentialAgent(
+        name="worker",
+        description="Does work after approval.",
+        sub_agents=[
+            FunctionAgent(name="pre", fn=pre, output_key="pre_out"),
+            FunctionAgent(name="ask", fn=asking, output_key="approval"),
+            ReactAgent(
+                name="fin", model=sub_model, instruction="Approval: {approval}", output_key="w"
+            ),
+        ],
+    )
+    sup_model = ScriptedChatModel(
+        replies=[tool_call("worker", {"request": "do X"}), "Supervisor done."]
+    )
+    sup = ReactAgent(name="sup", model=sup_model, tools=[worker.as_tool()], output_key="answer")
+    first = sup.invoke("please", thread_id="sup-1", checkpointer=url)
+    (pending,) = first["__interrupt__"]
+    assert pending.value == {"question": "approve?", "request": "do X"}
+    result = sup.resume("sup-1", "yes", checkpointer=url)
+    assert (pre.calls, ask.calls) == (1, 2)  # pre does not re-run; ask re-runs to get the answer
+    assert (sup_model.calls, sub_model.calls) == (2, 1)
+    assert result["answer"] == "Supervisor done."
+    messages = result["messages"]
+    assert_tool_pairs_intact(messages)
+    tool_msg = next(m for m in messages if isinstance(m, ToolMessage))
+    assert tool_msg.content == "worker final 0 / Approval: yes"
+    # nothing of the worker leaks into the supervisor's state or conversation
+    assert not {"pre_out", "approval", "w"} & set(result)
+    assert {m.name for m in messages if isinstance(m, AIMessage)} == {"sup"}
+    assert set(result["agent_status"]) == {"sup"}

@@ -9,8 +9,8 @@ logging its start: the call is in flight) or right after the k-th LangGraph stre
 The final state must equal an uninterrupted run's, and the calls executed across both processes
 must equal the uninterrupted count plus at most the calls in flight at the kill.
 
-    python scripts/crash_matrix.py                        # full matrix, SQLite
-    python scripts/crash_matrix.py --url postgresql://... --points 6
+    python tests/durable/crash_matrix.py                  # full matrix, SQLite
+    python tests/durable/crash_matrix.py --url postgresql://... --points 6
 """
 
 from __future__ import annotations

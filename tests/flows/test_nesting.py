@@ -104,3 +104,28 @@ def test_nested_state_visible_in_checkpoint() -> None:
     values = root.get_state("deep-state").values
     assert values["plan"] == "plan: fold"
     assert values["everything"]["side_out"] == "side answer"
+
+
+def test_messages_stream_namespaces_in_nested_tree() -> None:
+    tree = SequentialAgent(
+        name="s",
+        sub_agents=[
+            ParallelAgent(
+                name="p",
+                sub_agents=[
+                    ReactAgent(
+                        name="a", model=ScriptedChatModel(replies=["alpha beta"]), output_key="ao"
+                    ),
+                    ReactAgent(
+                        name="b", model=ScriptedChatModel(replies=["gamma delta"]), output_key="bo"
+                    ),
+                ],
+            ),
+            ReactAgent(name="c", model=ScriptedChatModel(replies=["eps zeta"]), output_key="co"),
+        ],
+    )
+    text: dict[tuple[str, ...], str] = {}
+    for ns, (chunk, _meta) in tree.stream("go", stream_mode="messages"):
+        key = tuple(part.split(":")[0] for part in ns)
+        text[key] = text.get(key, "") + chunk.text
+    assert text == {("p", "a"): "alpha beta", ("p", "b"): "gamma delta", ("c",): "eps zeta"}

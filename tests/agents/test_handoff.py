@@ -2,8 +2,16 @@
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from shared_helpers import assert_tool_pairs_intact, search
 
-from graphflow import ReactAgent, SequentialAgent, is_instruction
+from graphflow import (
+    FunctionAgent,
+    LoopAgent,
+    ParallelAgent,
+    ReactAgent,
+    SequentialAgent,
+    is_instruction,
+)
 from graphflow.messages import instruction_agent
 from graphflow.testing import ScriptedChatModel, tool_call
 
@@ -166,3 +174,57 @@ def test_dict_input_with_declared_input_keys():
     sent = model.requests[0]
     assert len(sent) == 1 and is_instruction(sent[0])
     assert sent[0].content == "Write about foldables for buyers."
+
+
+# -- return_reasoning_contents inside a parallel and a loop --------------------------------------
+
+
+def test_reasoning_contents_inside_parallel_keeps_tool_pairs() -> None:
+    model = ScriptedChatModel(replies=[tool_call("search", {"query": "x"}), "final r"])
+    fan = ParallelAgent(
+        name="fan",
+        sub_agents=[
+            ReactAgent(
+                name="reasoner",
+                model=model,
+                tools=[search],
+                instruction="Research.",
+                output_key="r_out",
+                return_reasoning_contents=True,
+            ),
+            FunctionAgent(name="fn", fn=lambda s: "v", output_key="f_out"),
+        ],
+    )
+    messages = fan.invoke("go", checkpointer=False)["messages"]
+    kinds = [type(m).__name__ for m in messages]
+    assert kinds == ["HumanMessage", "HumanMessage", "AIMessage", "ToolMessage", "AIMessage"]
+    assert is_instruction(messages[1])
+    assert_tool_pairs_intact(messages)
+
+
+def test_reasoning_contents_inside_loop_keeps_tool_pairs() -> None:
+    model = ScriptedChatModel(
+        fn=lambda m, n: tool_call("search", {"query": str(n)}) if n % 2 == 0 else f"final {n}"
+    )
+    loop = LoopAgent(
+        name="loop",
+        sub_agents=[
+            ReactAgent(
+                name="worker",
+                model=model,
+                tools=[search],
+                instruction="Pass {loop_iteration}.",
+                output_key="w",
+                return_reasoning_contents=True,
+            )
+        ],
+        max_iterations=2,
+    )
+    result = SequentialAgent(name="outer", sub_agents=[loop]).invoke("go", checkpointer=False)
+    messages = result["messages"]
+    assert_tool_pairs_intact(messages)
+    assert [m.content for m in messages if isinstance(m, AIMessage) and not m.tool_calls] == [
+        "final 1",
+        "final 3",
+    ]
+    assert [m.content for m in messages if is_instruction(m)] == ["Pass 0.", "Pass 1."]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[1] / "graphflow"
+PACKAGE = Path(__file__).resolve().parents[2] / "graphflow"
 
 
 def _module_name(path: Path) -> str:

@@ -7,19 +7,26 @@ covered here as such.
 from __future__ import annotations
 
 import dataclasses
+import datetime
+import decimal
+import enum
 import os
 import pickle
+import re
 import sqlite3
+import uuid
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from pydantic import BaseModel
+from shared_helpers import pay
 
 from graphflow import (
     CheckpointTypeError,
     FunctionAgent,
+    HumanApproval,
     ReactAgent,
     SequentialAgent,
     is_instruction,
@@ -118,7 +125,7 @@ def test_saver_serializer_is_strict_and_never_pickles(tmp_path):
 def test_unknown_type_in_checkpoint_is_an_error_naming_it(tmp_path):
     serde = GraphflowSerializer()
     dumped = serde.dumps_typed({"x": [Opaque("secret")]})
-    with pytest.raises(CheckpointTypeError, match=r"test_durable_serialization\.Opaque") as info:
+    with pytest.raises(CheckpointTypeError, match=r"test_serialization\.Opaque") as info:
         serde.loads_typed(dumped)
     assert info.value.name == "Opaque"
     # LangGraph's own strict mode only logs and hands back the raw fields
@@ -194,3 +201,97 @@ def test_instruction_message_round_trips_in_bare_serializer():
     msg = instruction_message("Do it.", agent="writer")
     back = serde.loads_typed(serde.dumps_typed([msg, HumanMessage("hi")]))
     assert back[0] == msg and is_instruction(back[0]) and not is_instruction(back[1])
+
+
+# -- values of other types, through SQLite and a resume ------------------------------------------
+
+
+class Color(enum.Enum):
+    RED = "red"
+
+
+class Inner(BaseModel):
+    x: int
+
+
+class Outer(BaseModel):
+    inner: Inner
+    when: datetime.datetime
+
+
+@dataclasses.dataclass
+class Point:
+    x: int
+
+
+def _producer(value):
+    approve = ReactAgent(
+        name="payer",
+        model=ScriptedChatModel(
+            fn=lambda m, n: (
+                "ok" if isinstance(m[-1], ToolMessage) else tool_call("pay", {"amount": 1})
+            )
+        ),
+        tools=[pay],
+        hooks=[HumanApproval(["pay"])],
+        output_key="po",
+    )
+    return SequentialAgent(
+        name="s",
+        sub_agents=[FunctionAgent(name="f", fn=lambda s: value, output_key="out"), approve],
+    )
+
+
+WHEN = datetime.datetime(2024, 1, 2, tzinfo=datetime.UTC)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [WHEN, decimal.Decimal("1.50"), {1, 2}, uuid.UUID(int=7), b"raw"],
+    ids=["datetime", "decimal", "set", "uuid", "bytes"],
+)
+def test_safe_values_round_trip_through_sqlite(tmp_path, value):
+    url = f"sqlite:///{tmp_path}/r.db"
+    _producer(value).invoke("go", thread_id="t", checkpointer=url)
+    loaded = _producer(value).get_state("t", checkpointer=url).values["out"]
+    assert loaded == value and type(loaded) is type(value)
+    result = _producer(value).resume("t", {"decision": "approve"}, checkpointer=url)
+    assert result["out"] == value
+
+
+def test_tuple_comes_back_as_list(tmp_path):
+    # documented msgpack behavior, surprising for users: a tuple is saved as a list
+    url = f"sqlite:///{tmp_path}/r.db"
+    _producer((1, "a")).invoke("go", thread_id="t", checkpointer=url)
+    assert _producer(None).get_state("t", checkpointer=url).values["out"] == [1, "a"]
+
+
+@pytest.mark.parametrize(
+    ("value", "named"),
+    [
+        (Color.RED, "Color"),
+        (Outer(inner=Inner(x=1), when=WHEN), "(?:Outer|Inner)"),
+        (Point(1), "Point"),
+    ],
+    ids=["enum", "pydantic", "dataclass"],
+)
+def test_unlisted_types_fail_at_load_naming_the_type(tmp_path, value, named):
+    url = f"sqlite:///{tmp_path}/r.db"
+    # written: refused at once, naming the agent, the key and the type
+    with pytest.raises(StateValueError, match=rf"`f`.*out: .*{named}.*`out`"):
+        _producer(value).invoke("go", thread_id="refused", checkpointer=url)
+    # written while allowed, loaded after the class is taken off the allowlist: never loaded
+    allow_types(type(value))
+    try:
+        first = _producer(value).invoke("go", thread_id="t", checkpointer=url)
+        assert first["out"] == value
+    finally:
+        disallow_types(type(value), *([Inner] if isinstance(value, Outer) else []))
+    for load in (
+        lambda: _producer(value).get_state("t", checkpointer=url),
+        lambda: _producer(value).resume("t", {"decision": "approve"}, checkpointer=url),
+    ):
+        with pytest.raises(CheckpointTypeError, match=rf"\.{named}\b.*allow_types\({named}\)"):
+            load()
+    run = next(r for r in _producer(value).runs(checkpointer=url) if r.thread_id == "t")
+    assert run.status == "unreadable" and re.search(named, run.error or "")

@@ -6,8 +6,9 @@ import asyncio
 from typing import Any
 
 import pytest
+from langchain_core.messages import AIMessage
 
-from graphflow import AgentRunError, FunctionAgent, ReactAgent, SequentialAgent
+from graphflow import AgentRunError, FunctionAgent, ParallelAgent, ReactAgent, SequentialAgent
 from graphflow.testing import ScriptedChatModel
 
 
@@ -72,8 +73,7 @@ def test_function_agent_rejects_instruction() -> None:
 
 
 @pytest.mark.parametrize("use_async_fn", [False, True])
-@pytest.mark.parametrize("run_async", [False, True])
-def test_function_between_llm_steps(use_async_fn: bool, run_async: bool) -> None:
+def test_function_between_llm_steps(use_async_fn: bool, run_mode) -> None:
     m1 = ScriptedChatModel(replies=["b, a, b, c"])
     m2 = ScriptedChatModel(replies=["summary of a,b,c"])
 
@@ -96,7 +96,7 @@ def test_function_between_llm_steps(use_async_fn: bool, run_async: bool) -> None
             ),
         ],
     )
-    result = asyncio.run(seq.ainvoke("go")) if run_async else seq.invoke("go")
+    result = run_mode.invoke(seq, "go")
     assert result["clean"] == "a,b,c"
     assert m2.requests[0][-1].content == "Summarize a,b,c."
     assert result["summary"] == "summary of a,b,c"
@@ -111,3 +111,31 @@ def test_function_agent_exception_propagates() -> None:
     seq = SequentialAgent(name="seq", sub_agents=[FunctionAgent(name="f", fn=boom, output_key="o")])
     with pytest.raises(ValueError, match="bad data"):
         seq.invoke("x")
+
+
+# -- FunctionAgents as parallel branches ---------------------------------------------------------
+
+
+def test_function_agents_in_parallel(run_mode) -> None:
+    async def slow(state: Any) -> str:
+        await asyncio.sleep(0.01)
+        return "async value"
+
+    fan = ParallelAgent(
+        name="fan",
+        sub_agents=[
+            FunctionAgent(name="a1", fn=slow, output_key="ao"),
+            FunctionAgent(name="a2", fn=slow, output_key="bo"),
+            FunctionAgent(name="nothing", fn=lambda s: None),
+            FunctionAgent(
+                name="talker",
+                fn=lambda s: {"messages": [AIMessage(content="from fn")]},
+                writes=["messages"],
+            ),
+        ],
+        output_key="merged",
+    )
+    result = run_mode.invoke(fan, "x", checkpointer=False)
+    assert result["merged"] == {"ao": "async value", "bo": "async value"}
+    assert [m.content for m in result["messages"]] == ["x", "from fn"]
+    assert result["agent_status"]["nothing"] == "completed"

@@ -1,28 +1,14 @@
 """Crash matrix on SQLite: SIGKILL a run at many points, resume in a new process, compare.
 
 The default run samples the matrix; the full matrix (every stream event and every call: 72
-points) is marked `slow` and also runs in CI. `python scripts/crash_matrix.py` prints the table.
+points) is marked `slow` and also runs in CI. The harness is crash_matrix.py next to this file:
+`python tests/durable/crash_matrix.py` prints the table.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
+import crash_matrix  # the harness next to this file (no __init__.py: on sys.path)
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _matrix():
-    spec = importlib.util.spec_from_file_location(
-        "crash_matrix", ROOT / "scripts" / "crash_matrix.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("crash_matrix", module)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _check(matrix, base, results, minimum):
@@ -39,7 +25,7 @@ def _check(matrix, base, results, minimum):
 
 
 def test_crash_matrix_sqlite_sample(tmp_path):
-    matrix = _matrix()
+    matrix = crash_matrix
     base, results = matrix.run_matrix("sqlite", points=10, workers=2, workdir=tmp_path)
     assert base["calls"] == 22 and base["events"] >= 20
     _check(matrix, base, results, 10)
@@ -47,7 +33,7 @@ def test_crash_matrix_sqlite_sample(tmp_path):
 
 @pytest.mark.slow
 def test_crash_matrix_sqlite_full(tmp_path):
-    matrix = _matrix()
+    matrix = crash_matrix
     base, results = matrix.run_matrix("sqlite", workers=2, workdir=tmp_path)
     _check(matrix, base, results, 20)
     assert len(results) == base["events"] + base["calls"]

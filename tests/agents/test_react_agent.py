@@ -3,14 +3,24 @@
 import os
 import threading
 import time
+from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.errors import GraphRecursionError
 from pydantic import BaseModel
+from shared_helpers import search
 
-from graphflow import GraphflowConfigError, OutputValidationError, ReactAgent, is_instruction
+from graphflow import (
+    GraphflowConfigError,
+    OutputValidationError,
+    ReactAgent,
+    SequentialAgent,
+    is_instruction,
+)
+from graphflow.hooks.base import AgentHook, ModelHook
+from graphflow.hooks.builtins.limits import ModelCallLimit
 from graphflow.testing import ScriptedChatModel, tool_call, tool_calls
 from graphflow.tools import ToolPolicy
 
@@ -220,3 +230,115 @@ async def test_ainvoke_runs_the_loop(search_tool):
     result = await agent.ainvoke("go")
     assert result["o"] == "done"
     assert model.requests[1][-1].content == "results for a"
+
+
+# -- the model step writes the final answer ------------------------------------------------------
+
+
+class _Out(BaseModel):
+    title: str
+    n: int
+
+
+class _Spy(AgentHook):
+    def __init__(self) -> None:
+        self.seen: list[tuple[Any, Any]] = []
+
+    def after_agent(self, state: dict[str, Any], ctx: Any) -> None:
+        self.seen.append((ctx.reason, state.get("out")))
+
+
+@tool
+def ping(x: str) -> str:
+    """Ping."""
+    return "pong"
+
+
+def test_react_structured_output_written_by_model_step(run_mode) -> None:
+    spy = _Spy()
+    agent = ReactAgent(
+        name="a",
+        model=ScriptedChatModel(replies=["not json", '```json\n{"title": "x", "n": 2}\n```']),
+        output_schema=_Out,
+        output_key="out",
+        hooks=[spy],
+    )
+    out = run_mode.invoke(agent, "go", thread_id=f"schema-{run_mode}")
+    assert out["out"] == _Out(title="x", n=2)
+    assert out["agent_status"]["a"] == "completed"
+    assert spy.seen == [("completed", _Out(title="x", n=2))]
+
+
+def test_react_max_iterations_and_call_limit_and_short_circuit() -> None:
+    spy = _Spy()
+    agent = ReactAgent(
+        name="a",
+        model=ScriptedChatModel(replies=[tool_call("ping", {"x": "1"})] * 5),
+        tools=[ping],
+        max_iterations=2,
+        output_key="out",
+        hooks=[spy],
+    )
+    out = agent.invoke("go")
+    assert "max_iterations=2" in out["out"]
+    assert spy.seen[0][0] == "max_iterations"
+
+    agent = ReactAgent(
+        name="a",
+        model=ScriptedChatModel(replies=[tool_call("ping", {"x": "1"})] * 5),
+        tools=[ping],
+        output_schema=_Out,
+        output_key="out",
+        hooks=[ModelCallLimit(run_limit=1)],
+    )
+    out = agent.invoke("go")
+    assert out["out"] is None
+    assert "model call limit" in out["messages"][-1].text
+
+    class Cached(ModelHook):
+        def before_model(self, request: Any) -> AIMessage:
+            return AIMessage(content='{"title": "s", "n": 3}')
+
+    spy = _Spy()
+    agent = ReactAgent(
+        name="a",
+        model=ScriptedChatModel(replies=[]),
+        output_schema=_Out,
+        output_key="out",
+        hooks=[Cached(), spy],
+    )
+    assert agent.invoke("go")["out"] == _Out(title="s", n=3)
+    assert spy.seen == [("completed", _Out(title="s", n=3))]
+
+
+# -- max_iterations=1 with a tool call -----------------------------------------------------------
+
+
+def test_max_iterations_one_with_tool_call_hands_back_stop_message() -> None:
+    model = ScriptedChatModel(replies=[tool_call("search", {"query": "q"})])
+    ran: list[str] = []
+
+    @tool
+    def probe(query: str) -> str:
+        """Probe."""
+        ran.append(query)
+        return "probed"
+
+    seq = SequentialAgent(
+        name="seq",
+        sub_agents=[
+            ReactAgent(
+                name="r", model=model, tools=[search, probe], max_iterations=1, output_key="ro"
+            )
+        ],
+    )
+    model.replies = [tool_call("probe", {"query": "q"})]
+    result = seq.invoke("go", checkpointer=False)
+    assert ran == ["q"]  # the tool ran
+    assert model.calls == 1
+    assert result["agent_status"]["r"] == "max_iterations"
+    last = result["messages"][-1]
+    assert isinstance(last, AIMessage) and last.name == "r"
+    assert "max_iterations=1" in last.content
+    assert result["ro"] == last.content
+    assert len(result["messages"]) == 2  # user message + the stop message only

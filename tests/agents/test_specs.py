@@ -1,11 +1,20 @@
 """Agent specs: validation at construction, dataflow checks at build, compile and graph shape."""
 
+from typing import Any
+
 import pytest
 from langgraph.graph import StateGraph
 
-from graphflow import DataflowError, GraphflowConfigError, ReactAgent, SequentialAgent
+from graphflow import (
+    DataflowError,
+    GraphflowConfigError,
+    ParallelAgent,
+    ReactAgent,
+    SequentialAgent,
+)
 from graphflow.exceptions import AgentSpecError
 from graphflow.testing import ScriptedChatModel
+from graphflow.tools.exit_loop import exit_loop
 
 
 def _agent(name, model=None, **kwargs):
@@ -176,3 +185,60 @@ def test_model_copy_gets_its_own_compile_cache_and_template():
     assert result["p"] == "x"
     assert model.requests[0][-1].content == "B hi"
     assert original.compile() is compiled
+
+
+# -- build errors name the agent, the key and the fix --------------------------------------------
+
+
+def _react(name: str, **kw: Any) -> ReactAgent:
+    return ReactAgent(name=name, model=ScriptedChatModel(replies=["x"]), **kw)
+
+
+@pytest.mark.parametrize(
+    ("build", "must"),
+    [
+        (
+            lambda: SequentialAgent(name="s", sub_agents=[_react("a"), _react("a")]),
+            ["`a`", "unique", "rename"],
+        ),
+        (
+            lambda: SequentialAgent(name="s", sub_agents=[_react("a", instruction="Use {nope}.")]),
+            ["`a`", "{nope}", "Fix", "nope?"],
+        ),
+        (
+            lambda: ParallelAgent(
+                name="p", sub_agents=[_react("a", output_key="k"), _react("b", output_key="k")]
+            ),
+            ["`a`", "`b`", "`k`", "rename"],
+        ),
+        (
+            lambda: SequentialAgent(name="s", sub_agents=[_react("a", tools=[exit_loop])]),
+            ["`a`", "exit_loop", "LoopAgent"],
+        ),
+        (
+            lambda: SequentialAgent(name="s", sub_agents=[_react("a", output_key="model")]),
+            ["'model'", "'a'", "rename"],
+        ),
+        (
+            lambda: SequentialAgent(
+                name="s", sub_agents=[_react("a", output_key="b"), _react("b")]
+            ),
+            ["'b'", "rename"],
+        ),
+    ],
+)
+def test_build_errors_name_agent_key_and_fix(build: Any, must: list[str]) -> None:
+    with pytest.raises((DataflowError, GraphflowConfigError)) as err:
+        build().to_graph()
+    for part in must:
+        assert part in str(err.value), (part, str(err.value))
+
+
+@pytest.mark.parametrize("field", ["output_key", "input_keys"])
+def test_gf_prefixed_keys_are_reserved(field: str) -> None:
+    # graphflow's private channels are never handed to sub-agents, so a user key may not use them
+    from graphflow.exceptions import AgentSpecError
+
+    value: Any = "gf_notes" if field == "output_key" else ["gf_notes"]
+    with pytest.raises(AgentSpecError, match="names starting with 'gf_' are reserved"):
+        ReactAgent(name="a", model=ScriptedChatModel(replies=["x"]), **{field: value})

@@ -1,4 +1,5 @@
-"""LlmRoutingAgent: what the model sees, single/multi choice, query rewriting, retries, fallback."""
+"""LlmRoutingAgent: what the model sees, single/multi choice, query rewriting, retries, fallback,
+routes that are flows, and routing attempts as durable steps."""
 
 from __future__ import annotations
 
@@ -7,12 +8,15 @@ import threading
 from typing import Any
 
 import pytest
-from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from shared_helpers import Counted
 
 from graphflow import (
     DataflowError,
     FunctionAgent,
     LlmRoutingAgent,
+    LoopAgent,
+    ParallelAgent,
     ReactAgent,
     RoutingError,
     SequentialAgent,
@@ -278,3 +282,167 @@ def test_async_single_choice_with_query() -> None:
     result = asyncio.run(router.ainvoke("money back pls"))
     assert result["answer"] == "billing answer 0"
     assert r["models"]["billing"].requests[0][-1].content == "Billing request: refund"
+
+
+# -- several routes: answers in declaration order ------------------------------------------------
+
+
+def _zeta_alpha_router() -> LlmRoutingAgent:
+    # `zeta` is declared first but answers last
+    zeta = ReactAgent(
+        name="zeta",
+        description="slow",
+        model=ScriptedChatModel(replies=["zeta answer"], latency=0.2),
+        output_key="z",
+    )
+    alpha = ReactAgent(
+        name="alpha",
+        description="fast",
+        model=ScriptedChatModel(replies=["alpha answer"]),
+        output_key="a",
+    )
+    chooser = ScriptedChatModel(
+        replies=[{"routes": [{"agent": "alpha"}, {"agent": "zeta"}]}],
+    )
+    return LlmRoutingAgent(
+        name="router", model=chooser, sub_agents=[zeta, alpha], multi=True, output_key="answers"
+    )
+
+
+def test_multi_route_answers_in_declaration_order(run_mode) -> None:
+    router = _zeta_alpha_router()
+    result = run_mode.invoke(router, "both please")
+    finals = [m for m in result["messages"] if isinstance(m, AIMessage)]
+    assert [(m.name, m.text) for m in finals] == [
+        ("zeta", "zeta answer"),
+        ("alpha", "alpha answer"),
+    ]
+    assert result["answers"] == {"z": "zeta answer", "a": "alpha answer"}
+
+
+# -- a route that is a flow, with a rewritten query ----------------------------------------------
+
+
+@pytest.mark.parametrize("route", ["refine", "fan"])
+def test_router_to_flow_route_with_rewritten_query_does_not_leak_it(route: str) -> None:
+    writer = ScriptedChatModel(fn=lambda m, n: f"draft {n}")
+    reviewer = ScriptedChatModel(fn=lambda m, n: "APPROVE" if n == 1 else "fix it")
+    loop = LoopAgent(
+        name="refine",
+        description="Refines a draft.",
+        sub_agents=[
+            ReactAgent(name="writer", model=writer, instruction="Write {input}", output_key="d"),
+            ReactAgent(name="reviewer", model=reviewer, instruction="Review {d}", output_key="fb"),
+        ],
+        until=lambda s: "APPROVE" in (s.get("fb") or ""),
+        max_iterations=4,
+    )
+    pm = ScriptedChatModel(fn=lambda m, n: f"p {n}")
+    fan = ParallelAgent(
+        name="fan",
+        description="Asks two experts.",
+        sub_agents=[
+            ReactAgent(name="p1", model=pm, output_key="p1o"),
+            ReactAgent(name="p2", model=pm, output_key="p2o"),
+        ],
+        output_key="fan_out",
+    )
+    router = LlmRoutingAgent(
+        name="router",
+        model=ScriptedChatModel(replies=[{"agent": route, "query": "REWRITTEN"}]),
+        sub_agents=[loop, fan],
+        output_key="answer",
+    )
+    result = router.invoke("original", checkpointer=False)
+    messages = result["messages"]
+    assert all("REWRITTEN" not in str(m.content) for m in messages)
+    assert result["input"] == "original"
+    assert isinstance(messages[0], HumanMessage) and messages[0].content == "original"
+    assert all(isinstance(m, AIMessage) and not m.tool_calls for m in messages[1:])
+    if route == "refine":
+        assert [m.content for m in messages[1:]] == ["draft 0", "fix it", "draft 1", "APPROVE"]
+        assert writer.requests[0][-1].content == "Write REWRITTEN"
+        assert result["answer"] == "APPROVE"
+    else:
+        assert [m.name for m in messages[1:]] == ["p1", "p2"]
+        assert all(req[-1].content == "REWRITTEN" for req in pm.requests)
+
+
+# -- attempts: per pass of a loop, each its own durable step -------------------------------------
+
+
+def test_router_in_loop_resets_attempts_each_pass() -> None:
+    replies = iter([{"agent": "zzz"}, {"agent": "x"}] * 3)
+    model = ScriptedChatModel(fn=lambda messages, n: next(replies))
+    ran: list[str] = []
+
+    def route_fn(name: str) -> Any:
+        def fn(state: dict[str, Any]) -> str:
+            ran.append(name)
+            return name
+
+        return fn
+
+    router = LlmRoutingAgent(
+        name="router",
+        model=model,
+        sub_agents=[
+            FunctionAgent(name=n, fn=route_fn(n), output_key=f"{n}_out", description=n)
+            for n in ("x", "y")
+        ],
+        output_key="res",
+        max_retries=1,
+    )
+    out = LoopAgent(name="loop", sub_agents=[router], max_iterations=3).invoke("go")
+    assert out["res"] == "x" and ran == ["x", "x", "x"]
+    assert model.calls == 6
+    # each pass's first attempt carries no feedback from the previous pass
+    assert not any("invalid" in m.text for m in model.requests[2])
+
+
+def test_router_model_error_propagates_and_resumes() -> None:
+    model = ScriptedChatModel(replies=[ConnectionError("down"), {"agent": "x"}])
+    fn = Counted("X")
+    router = LlmRoutingAgent(
+        name="router",
+        model=model,
+        sub_agents=[
+            FunctionAgent(name="x", fn=fn, output_key="x_out", description="x"),
+            FunctionAgent(name="y", fn=Counted("Y"), output_key="y_out", description="y"),
+        ],
+        output_key="res",
+    )
+    with pytest.raises(ConnectionError):
+        router.invoke("go", thread_id="route-err")
+    assert router.resume("route-err")["res"] == "X"
+    assert (model.calls, fn.calls) == (2, 1)
+
+
+def test_resume_after_a_failed_second_attempt_does_not_repeat_the_first(tmp_path) -> None:
+    url = f"sqlite:///{tmp_path}/runs.db"
+    chooser = ScriptedChatModel(
+        replies=[
+            '{"agent": "nobody"}',  # invalid: fed back
+            ConnectionError("router endpoint reset"),  # the run fails here
+            '{"agent": "billing"}',  # after resume
+            '{"agent": "support"}',  # a later, separate invocation on the thread
+        ]
+    )
+    billing = FunctionAgent(name="billing", fn=lambda s: "refund issued", output_key="answer")
+    support = FunctionAgent(name="support", fn=lambda s: "ticket opened", output_key="answer")
+    router = LlmRoutingAgent(name="router", model=chooser, sub_agents=[billing, support])
+
+    with pytest.raises(ConnectionError):
+        router.invoke("my card was charged twice", thread_id="t", checkpointer=url)
+    result = router.resume("t", checkpointer=url)
+
+    assert result["answer"] == "refund issued"
+    assert chooser.calls == 3  # the first (invalid) attempt was not repeated
+    resumed_request = chooser.requests[2]
+    assert "That choice was invalid" in resumed_request[-1].content
+    assert "nobody" in resumed_request[-1].content
+
+    # a new invocation on the same thread starts without the old attempts' feedback
+    again = router.invoke("and open a ticket", thread_id="t", checkpointer=url)
+    assert again["answer"] == "ticket opened"
+    assert all("That choice was invalid" not in m.content for m in chooser.requests[3])

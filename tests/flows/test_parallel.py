@@ -1,4 +1,7 @@
-"""ParallelAgent: concurrency, shared start state, merge strategies, bounds, branch failures."""
+"""ParallelAgent: concurrency, shared start state, merge strategies, bounds, declaration order.
+
+A failing branch, and resuming it: test_parallel_failures.py.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +11,10 @@ import time
 from typing import Any
 
 import pytest
+from langchain_core.messages import AIMessage
 from langgraph.graph import END, START, StateGraph
 from pydantic import PrivateAttr
+from shared_helpers import search
 from typing_extensions import TypedDict
 
 from graphflow import (
@@ -17,12 +22,11 @@ from graphflow import (
     FunctionAgent,
     LoopAgent,
     ParallelAgent,
-    ParallelBranchError,
     ReactAgent,
     SequentialAgent,
 )
 from graphflow.messages import is_instruction
-from graphflow.testing import ScriptedChatModel
+from graphflow.testing import ScriptedChatModel, tool_call
 
 LATENCY = 0.3
 BOUND = LATENCY * 1.5
@@ -370,135 +374,38 @@ def test_merge_output_key_without_output_key() -> None:
     assert result["merged_only"] == ["one", "two", "three"]
 
 
-# -- failures -------------------------------------------------------------------------------------
+# -- what branches hand back, in declaration order -----------------------------------------------
 
 
-class _Flaky:
-    """A function that fails on its first call and succeeds afterwards; counts calls."""
-
-    def __init__(self, value: str) -> None:
-        self.value = value
-        self.calls = 0
-
-    def __call__(self, state: dict[str, Any]) -> str:
-        self.calls += 1
-        if self.calls == 1:
-            raise RuntimeError("disk on fire")
-        return self.value
-
-
-class _Counter:
-    def __init__(self, value: str) -> None:
-        self.value = value
-        self.calls = 0
-
-    def __call__(self, state: dict[str, Any]) -> str:
-        self.calls += 1
-        return self.value
-
-
-def _failing_fan() -> tuple[ParallelAgent, ScriptedChatModel, _Flaky, _Counter]:
-    model = ScriptedChatModel(fn=lambda m, n: f"react answer {n}")
-    flaky = _Flaky("recovered")
-    ok = _Counter("fine")
-    fan = ParallelAgent(
+def _two_react_fan() -> ParallelAgent:
+    # `zeta` is declared first and answers first; `alpha` sorts first by name and is slower
+    zeta = ScriptedChatModel(replies=[tool_call("search", {"query": "z"}), "final zeta"])
+    alpha = ScriptedChatModel(
+        replies=[tool_call("search", {"query": "a"}), "final alpha"], latency=0.05
+    )
+    return ParallelAgent(
         name="fan",
         sub_agents=[
-            ReactAgent(name="good_react", model=model, output_key="react_out"),
-            FunctionAgent(name="broken", fn=flaky, output_key="broken_out"),
-            FunctionAgent(name="good_fn", fn=ok, output_key="fn_out"),
-        ],
-        output_key="merged",
-    )
-    return fan, model, flaky, ok
-
-
-def test_failing_function_branch_reported_others_kept_resume_reruns_only_failed() -> None:
-    fan, model, flaky, ok = _failing_fan()
-    with pytest.raises(ParallelBranchError) as err:
-        fan.invoke("go", thread_id="fail-sync")
-    exc = err.value
-    assert "broken" in str(exc) and "disk on fire" in str(exc)
-    assert set(exc.errors) == {"broken"}
-    assert exc.completed == {"react_out": "react answer 0", "fn_out": "fine"}
-    values = fan.get_state("fail-sync").values
-    assert values["react_out"] == "react answer 0"
-    assert values["fn_out"] == "fine"
-    assert "broken_out" not in values
-    assert (model.calls, flaky.calls, ok.calls) == (1, 1, 1)
-
-    result = fan.resume("fail-sync")
-    assert (model.calls, flaky.calls, ok.calls) == (1, 2, 1)
-    assert result["merged"] == {
-        "react_out": "react answer 0",
-        "broken_out": "recovered",
-        "fn_out": "fine",
-    }
-    assert result["agent_status"]["fan"] == "completed"
-
-
-def test_failing_branch_async_and_aresume() -> None:
-    fan, model, flaky, ok = _failing_fan()
-
-    async def main() -> dict[str, Any]:
-        with pytest.raises(ParallelBranchError, match="broken"):
-            await fan.ainvoke("go", thread_id="fail-async")
-        values = fan.get_state("fail-async").values
-        assert values["react_out"] == "react answer 0" and values["fn_out"] == "fine"
-        return await fan.aresume("fail-async")
-
-    result = asyncio.run(main())
-    assert (model.calls, flaky.calls, ok.calls) == (1, 2, 1)
-    assert result["broken_out"] == "recovered"
-    assert result["merged"]["broken_out"] == "recovered"
-
-
-def test_model_exception_in_branch_then_resume() -> None:
-    good_model = ScriptedChatModel(replies=["good"])
-    bad_model = ScriptedChatModel(replies=[TimeoutError("model timed out"), "second try"])
-    ok = _Counter("fn")
-    fan = ParallelAgent(
-        name="fan",
-        sub_agents=[
-            ReactAgent(name="fine", model=good_model, output_key="fine_out"),
-            ReactAgent(name="flaky_llm", model=bad_model, output_key="flaky_out"),
-            FunctionAgent(name="fnb", fn=ok, output_key="fn_out"),
-        ],
-        merge="list",
-        output_key="merged",
-    )
-    with pytest.raises(ParallelBranchError) as err:
-        fan.invoke("go", thread_id="llm-fail")
-    assert "flaky_llm" in str(err.value) and "model timed out" in str(err.value)
-    assert err.value.agent == "fan"
-    assert fan.get_state("llm-fail").values["fine_out"] == "good"
-    result = fan.resume("llm-fail")
-    assert (good_model.calls, bad_model.calls, ok.calls) == (1, 2, 1)
-    assert result["merged"] == ["good", "second try", "fn"]
-
-
-def test_failing_branch_nested_in_sequence_resumes_only_that_branch() -> None:
-    before = _Counter("pre")
-    after = _Counter("post")
-    flaky = _Flaky("recovered")
-    ok = _Counter("fine")
-    seq = SequentialAgent(
-        name="seq",
-        sub_agents=[
-            FunctionAgent(name="pre", fn=before, output_key="pre_out"),
-            ParallelAgent(
-                name="fan",
-                sub_agents=[
-                    FunctionAgent(name="broken", fn=flaky, output_key="broken_out"),
-                    FunctionAgent(name="good", fn=ok, output_key="good_out"),
-                ],
+            ReactAgent(
+                name="zeta", model=zeta, tools=[search], instruction="Do z.", output_key="z"
             ),
-            FunctionAgent(name="post", fn=after, output_key="post_out"),
+            ReactAgent(
+                name="alpha", model=alpha, tools=[search], instruction="Do a.", output_key="a"
+            ),
         ],
+        output_key="merged",
     )
-    with pytest.raises(ParallelBranchError, match="broken"):
-        seq.invoke("go", thread_id="nested-fail")
-    assert seq.get_state("nested-fail").values["pre_out"] == "pre"
-    result = seq.resume("nested-fail")
-    assert (before.calls, flaky.calls, ok.calls, after.calls) == (1, 2, 1, 1)
-    assert result["broken_out"] == "recovered" and result["post_out"] == "post"
+
+
+def test_parallel_react_finals_reach_parent_in_declaration_order(run_mode) -> None:
+    fan = _two_react_fan()
+    result = run_mode.invoke(fan, "go", checkpointer=False)
+    messages = result["messages"]
+    assert [type(m).__name__ for m in messages] == ["HumanMessage", "AIMessage", "AIMessage"]
+    assert [(m.name, m.content) for m in messages[1:]] == [
+        ("zeta", "final zeta"),
+        ("alpha", "final alpha"),
+    ]
+    assert not any(is_instruction(m) for m in messages)
+    assert all(not m.tool_calls for m in messages[1:] if isinstance(m, AIMessage))
+    assert result["merged"] == {"z": "final zeta", "a": "final alpha"}

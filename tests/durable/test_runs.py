@@ -1,37 +1,27 @@
-"""Durable runs: run listing, history, exact resume (nothing completed re-runs), async savers."""
+"""Durable runs: listing, history, exact resume (nothing completed re-runs), savers, store URLs."""
 
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-import sys
-from pathlib import Path
 
+import crash_matrix  # the harness next to this file (no __init__.py: on sys.path)
 import pytest
+from langchain_core.messages import ToolMessage
 from langchain_core.tools import tool
 from langgraph.types import interrupt
+from shared_helpers import PAID, pay
 
 from graphflow import (
     AgentHook,
     CheckpointInfo,
     FunctionAgent,
+    GraphflowConfigError,
+    HumanApproval,
     ReactAgent,
     RunInfo,
     SequentialAgent,
 )
 from graphflow.testing import ScriptedChatModel, tool_call
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _load_matrix():
-    spec = importlib.util.spec_from_file_location(
-        "crash_matrix", ROOT / "scripts" / "crash_matrix.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("crash_matrix", module)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _build(calls: list[str], *, fail: dict | None = None):
@@ -122,7 +112,7 @@ def test_failed_run_lists_as_failed_and_resume_retries_only_the_failure(tmp_path
 
 
 def test_killed_run_lists_as_crashed_and_history_has_namespaces(tmp_path):
-    matrix = _load_matrix()
+    matrix = crash_matrix
     url = f"sqlite:///{tmp_path / 'k.db'}"
     log = tmp_path / "k.log"
     proc = matrix._child(
@@ -202,3 +192,117 @@ def test_sync_saver_instance_in_async_is_rejected_by_langgraph_but_url_works(tmp
         agent.ainvoke("Pura X", thread_id="x", checkpointer=f"sqlite:///{tmp_path / 'u.db'}")
     )
     assert "research_data" in out
+
+
+# -- no checkpointer -----------------------------------------------------------------------------
+
+
+def test_runs_without_a_checkpointer_sync_and_async() -> None:
+    first = FunctionAgent(name="first", fn=lambda s: s["input"].upper(), output_key="upper")
+    second = FunctionAgent(name="second", fn=lambda s: s["upper"] + "!", output_key="shout")
+    pipeline = SequentialAgent(name="p", sub_agents=[first, second])
+    assert pipeline.compile(False).checkpointer is None
+    assert pipeline.invoke("hi", checkpointer=False)["shout"] == "HI!"
+    assert asyncio.run(pipeline.ainvoke("yo", checkpointer=False))["shout"] == "YO!"
+
+
+# -- store URLs and savers -----------------------------------------------------------------------
+
+
+def _echo():
+    return FunctionAgent(name="echo", fn=lambda s: f"echo {s['input']}", output_key="out")
+
+
+def test_sqlite_nested_dirs_memory_and_bad_url(tmp_path):
+    url = f"sqlite:///{tmp_path}/a/b/c/runs.db"
+    assert _echo().invoke("x", thread_id="t", checkpointer=url)["out"] == "echo x"
+    assert (tmp_path / "a" / "b" / "c" / "runs.db").exists()
+    assert _echo().invoke("y", checkpointer="memory:")["out"] == "echo y"
+    for bad in ("mysql://db", "sqlite:/relative.db", 42):
+        with pytest.raises(GraphflowConfigError, match=r"memory:.*sqlite:///.*postgresql://"):
+            _echo().invoke("x", checkpointer=bad)
+
+
+def test_sqlite_url_expands_home_and_rejects_query_strings(tmp_path, monkeypatch):
+    from graphflow import GraphflowConfigError
+    from graphflow.checkpoint import resolve_checkpointer
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    resolve_checkpointer("sqlite:///~/nested/runs.db")
+    assert (tmp_path / "nested" / "runs.db").exists()
+    with pytest.raises(GraphflowConfigError, match="query parameters"):
+        resolve_checkpointer("sqlite:///runs.db?mode=ro")
+
+
+def test_ainvoke_per_asyncio_run_does_not_leak_savers(tmp_path):
+    import threading
+
+    url = f"sqlite:///{tmp_path}/r.db"
+    agent = _echo()
+    asyncio.run(agent.ainvoke("x", thread_id="warm", checkpointer=url))
+    threads = threading.active_count()
+    for i in range(5):
+        asyncio.run(agent.ainvoke("x", thread_id=f"t{i}", checkpointer=url))
+    # one compiled graph (no saver baked in); every call's connection closed with the call
+    assert len(agent._runtime_cache.get("compiled", {})) <= 1
+    assert threading.active_count() <= threads
+    assert len(agent.runs(checkpointer=url)) == 6
+
+
+# -- runs() and history() across statuses --------------------------------------------------------
+
+
+def test_runs_statuses_history_and_failed_state(tmp_path):
+    url = f"sqlite:///{tmp_path}/runs.db"
+    PAID.clear()
+
+    def first_step(state):
+        return "step one"
+
+    def second_step(state):
+        if state["input"] == "fail":
+            raise RuntimeError("second step broke")
+        return "step two"
+
+    payer = ReactAgent(
+        name="payer",
+        model=ScriptedChatModel(
+            fn=lambda m, n: (
+                "paid" if isinstance(m[-1], ToolMessage) else tool_call("pay", {"amount": 1})
+            )
+        ),
+        tools=[pay],
+        hooks=[HumanApproval(["pay"])],
+        output_key="pay_out",
+        instruction="{input}",
+    )
+    flow = SequentialAgent(
+        name="flow",
+        sub_agents=[
+            FunctionAgent(name="one", fn=first_step, output_key="o1"),
+            FunctionAgent(name="two", fn=second_step, output_key="o2"),
+            payer,
+        ],
+    )
+    flow.invoke("ok", thread_id="t-done", checkpointer=url)  # interrupted at pay
+    flow.resume("t-done", {"decision": "approve"}, checkpointer=url)
+    flow.invoke("ok", thread_id="t-int", checkpointer=url)
+    with pytest.raises(RuntimeError, match="second step broke"):
+        flow.invoke("fail", thread_id="t-fail", checkpointer=url)
+
+    runs = {r.thread_id: r for r in flow.runs(checkpointer=url)}
+    assert runs["t-done"].status == "done"
+    assert runs["t-int"].status == "interrupted"
+    assert runs["t-int"].agent == "payer"
+    assert runs["t-fail"].status == "failed"
+    assert "second step broke" in (runs["t-fail"].error or "")
+    assert [r.thread_id for r in flow.runs(checkpointer=url)] == ["t-fail", "t-int", "t-done"]
+
+    history = flow.history("t-done", checkpointer=url)
+    steps = [h.step for h in history]
+    assert steps == sorted(steps, reverse=True)
+    assert history[-1].source == "input"
+
+    state = flow.get_state("t-fail", checkpointer=url)
+    assert state.values["o1"] == "step one"
+    assert "o2" not in state.values

@@ -1,16 +1,16 @@
-"""Built-in hooks: call limits, retry, fallback, logging, human approval (in one process)."""
+"""Built-in hooks: call limits, retry, fallback, logging (HumanApproval: test_approval.py)."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 
 import pytest
-from langchain_core.messages import ToolMessage
+from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import tool
+from pydantic import BaseModel
+from shared_helpers import add
 
 from graphflow import (
-    HumanApproval,
     LoggingHook,
     ModelCallLimit,
     ModelCallLimitExceeded,
@@ -26,18 +26,6 @@ from graphflow.hooks import is_transient
 from graphflow.testing import ScriptedChatModel, tool_call, tool_calls
 
 
-@tool
-def add(a: int, b: int) -> int:
-    """Add two numbers."""
-    return a + b
-
-
-def run(agent, input, mode, **kwargs):
-    if mode == "sync":
-        return agent.invoke(input, **kwargs)
-    return asyncio.run(agent.ainvoke(input, **kwargs))
-
-
 def looping_model() -> ScriptedChatModel:
     return ScriptedChatModel(fn=lambda messages, n: tool_call("add", {"a": n, "b": 1}))
 
@@ -45,20 +33,18 @@ def looping_model() -> ScriptedChatModel:
 # -- ModelCallLimit ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("mode", ["sync", "async"])
-def test_model_call_limit_run_end(mode):
+def test_model_call_limit_run_end(run_mode):
     model = looping_model()
     agent = ReactAgent(
         name="a", model=model, tools=[add], hooks=[ModelCallLimit(run_limit=3)], output_key="out"
     )
-    result = run(agent, "go", mode)
+    result = run_mode.invoke(agent, "go")
     assert model.calls == 3
     assert "model call limit" in result["out"]
     assert result["agent_status"]["a"] == "completed"
 
 
-@pytest.mark.parametrize("mode", ["sync", "async"])
-def test_model_call_limit_run_error(mode):
+def test_model_call_limit_run_error(run_mode):
     agent = ReactAgent(
         name="a",
         model=looping_model(),
@@ -66,7 +52,7 @@ def test_model_call_limit_run_error(mode):
         hooks=[ModelCallLimit(run_limit=2, exit="error")],
     )
     with pytest.raises(ModelCallLimitExceeded) as info:
-        run(agent, "go", mode)
+        run_mode.invoke(agent, "go")
     assert isinstance(info.value, AgentRunError)
     assert (info.value.scope, info.value.limit, info.value.agent) == ("run", 2, "a")
 
@@ -94,8 +80,7 @@ def test_model_call_limit_validates_its_options():
 # -- ToolCallLimit ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("mode", ["sync", "async"])
-def test_tool_call_limit_run_end(mode):
+def test_tool_call_limit_run_end(run_mode):
     ran: list[int] = []
 
     @tool
@@ -108,7 +93,7 @@ def test_tool_call_limit_run_end(mode):
     agent = ReactAgent(
         name="a", model=model, tools=[note], hooks=[ToolCallLimit(run_limit=2)], output_key="out"
     )
-    result = run(agent, "go", mode)
+    result = run_mode.invoke(agent, "go")
     assert ran == [0, 1]
     assert "tool call limit" in result["out"]
 
@@ -185,12 +170,11 @@ def test_is_transient():
     assert is_transient(APITimeoutError())
 
 
-@pytest.mark.parametrize("mode", ["sync", "async"])
-def test_model_retry_retries_transient_errors(mode):
+def test_model_retry_retries_transient_errors(run_mode):
     model = ScriptedChatModel(replies=[RateLimited("slow down"), TimeoutError(), "ok"])
     hook = ModelRetry(max_attempts=3, backoff=0.001)
     agent = ReactAgent(name="a", model=model, hooks=[hook], output_key="out")
-    assert run(agent, "go", mode)["out"] == "ok"
+    assert run_mode.invoke(agent, "go")["out"] == "ok"
     assert model.calls == 3
 
 
@@ -215,15 +199,14 @@ def test_model_retry_backoff():
     assert ModelRetry(backoff=lambda n: n / 10).delay(2) == 0.2
 
 
-@pytest.mark.parametrize("mode", ["sync", "async"])
-def test_model_fallback_tries_next_models(mode):
+def test_model_fallback_tries_next_models(run_mode):
     primary = ScriptedChatModel(replies=[RuntimeError("down")])
     second = ScriptedChatModel(replies=[RuntimeError("down too")])
     third = ScriptedChatModel(replies=["from third"])
     agent = ReactAgent(
         name="a", model=primary, hooks=[ModelFallback([second, third])], output_key="out"
     )
-    assert run(agent, "go", mode)["out"] == "from third"
+    assert run_mode.invoke(agent, "go")["out"] == "from third"
     assert (primary.calls, second.calls, third.calls) == (1, 1, 1)
 
 
@@ -243,12 +226,11 @@ def test_fallback_outside_retry_retries_each_model_first():
 # -- LoggingHook ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("mode", ["sync", "async"])
-def test_logging_hook(mode, caplog):
+def test_logging_hook(run_mode, caplog):
     model = ScriptedChatModel(replies=[tool_call("add", {"a": 1, "b": 2}), "3"])
     agent = ReactAgent(name="calc", model=model, tools=[add], hooks=[LoggingHook()])
     with caplog.at_level(logging.INFO, logger="graphflow"):
-        run(agent, "go", mode)
+        run_mode.invoke(agent, "go")
     text = "\n".join(r.getMessage() for r in caplog.records if r.name == "graphflow")
     assert "agent calc started" in text
     assert "model call 0 done" in text and "tool calls: add" in text
@@ -257,62 +239,132 @@ def test_logging_hook(mode, caplog):
     assert "agent calc ended: completed" in text
 
 
-# -- HumanApproval (one process) -----------------------------------------------------------------
+# -- ModelRetry / ModelFallback, more cases ------------------------------------------------------
 
 
-@tool
-def pay(amount: int) -> str:
-    """Pay an amount."""
-    return f"paid {amount}"
+def test_retry_429_twice_then_ok_records_one_reply(run_mode, monkeypatch):
+    slept: list[float] = []
+    monkeypatch.setattr("time.sleep", lambda s: slept.append(s))
 
+    async def fake_sleep(s):
+        slept.append(s)
 
-def payer() -> ReactAgent:
-    def reply(messages, n):
-        if isinstance(messages[-1], ToolMessage):
-            return "tools said: " + " | ".join(
-                str(m.content) for m in messages if isinstance(m, ToolMessage)
-            )
-        return tool_calls(("pay", {"amount": 5}), ("add", {"a": 1, "b": 1}))
-
-    return ReactAgent(
-        name="payer",
-        model=ScriptedChatModel(fn=reply),
-        tools=[pay, add],
-        hooks=[HumanApproval({"pay": "Sends money."})],
+    monkeypatch.setattr("asyncio.sleep", fake_sleep)
+    model = ScriptedChatModel(replies=[RateLimited("slow"), RateLimited("slow"), "fine"])
+    agent = ReactAgent(
+        name="a", model=model, hooks=[ModelRetry(max_attempts=3, backoff=0)], output_key="out"
     )
+    result = run_mode.invoke(agent, "go", thread_id="r")
+    assert model.calls == 3
+    assert result["out"] == "fine"
+    replies = [m for m in result["messages"] if isinstance(m, AIMessage)]
+    assert [m.content for m in replies] == ["fine"]
+    assert slept in ([0.0, 0.0], [])
 
 
-@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_retry_does_not_retry_value_error(run_mode):
+    model = ScriptedChatModel(replies=[ValueError("bad"), "never"])
+    agent = ReactAgent(name="a", model=model, hooks=[ModelRetry(backoff=0)])
+    with pytest.raises(ValueError, match="bad"):
+        run_mode.invoke(agent, "go")
+    assert model.calls == 1
+
+
+def test_fallback_used_and_both_failing_raise_last_error(run_mode):
+    primary = ScriptedChatModel(replies=[RuntimeError("primary down")])
+    backup = ScriptedChatModel(replies=["from backup"])
+    agent = ReactAgent(name="a", model=primary, hooks=[ModelFallback([backup])], output_key="o")
+    assert run_mode.invoke(agent, "go")["o"] == "from backup"
+
+    primary = ScriptedChatModel(replies=[RuntimeError("primary down")])
+    backup = ScriptedChatModel(replies=[RuntimeError("backup down")])
+    agent = ReactAgent(name="b", model=primary, hooks=[ModelFallback([backup])])
+    with pytest.raises(RuntimeError, match="backup down") as info:
+        run_mode.invoke(agent, "go")
+    assert "primary down" in repr(info.value.__context__) or primary.calls == 1
+
+
+# -- limits, more cases --------------------------------------------------------------------------
+
+
+def test_model_limit_end_inside_sequence(run_mode):
+    after = ReactAgent(name="after", model=ScriptedChatModel(replies=["next"]), output_key="n")
+    looper = ReactAgent(
+        name="looper",
+        model=looping_model(),
+        tools=[add],
+        hooks=[ModelCallLimit(run_limit=2)],
+        output_key="out",
+    )
+    flow = SequentialAgent(name="seq", sub_agents=[looper, after])
+    result = run_mode.invoke(flow, "go")
+    assert "model call limit" in result["out"]
+    assert result["agent_status"]["looper"] == "completed"
+    assert result["n"] == "next"
+
+
+def test_limits_exit_error(run_mode):
+    agent = ReactAgent(
+        name="a",
+        model=looping_model(),
+        tools=[add],
+        hooks=[ToolCallLimit(run_limit=1, exit="error")],
+    )
+    with pytest.raises(ToolCallLimitExceeded):
+        run_mode.invoke(agent, "go")
+    agent = ReactAgent(
+        name="b",
+        model=looping_model(),
+        tools=[add],
+        hooks=[ModelCallLimit(run_limit=1, exit="error")],
+    )
+    with pytest.raises(ModelCallLimitExceeded):
+        run_mode.invoke(agent, "go")
+
+
+class Answer(BaseModel):
+    value: int
+
+
 @pytest.mark.parametrize(
-    ("decision", "expected"),
-    [
-        ({"decision": "approve"}, "paid 5"),
-        ({"decision": "edit", "args": {"amount": 1}}, "paid 1"),
-        ({"decision": "reject", "reason": "too much"}, "rejected by a human reviewer: too much"),
-    ],
+    "limit", [ModelCallLimit(run_limit=2), ToolCallLimit(run_limit=1)], ids=["model", "tool"]
 )
-def test_human_approval_round_trip(mode, decision, expected):
-    agent = payer()
-    first = run(agent, "go", mode, thread_id="t")
-    (pending,) = first["__interrupt__"]
-    assert pending.value["tool"] == "pay"
-    assert pending.value["args"] == {"amount": 5}
-    assert pending.value["description"] == "Sends money."
-    if mode == "sync":
-        result = agent.resume("t", decision)
-    else:
-        result = asyncio.run(agent.aresume("t", decision))
-    assert "__interrupt__" not in result
-    assert expected in result["messages"][-1].content
-    pay_message = next(
-        m for m in result["messages"] if isinstance(m, ToolMessage) and m.name == "pay"
+def test_limit_end_with_output_schema_ends_cleanly(limit):
+    # was: the stop message was validated against the schema -> OutputValidationError
+    model = looping_model()
+    agent = ReactAgent(
+        name="a",
+        model=model,
+        tools=[add],
+        hooks=[limit],
+        output_schema=Answer,
+        output_key="out",
     )
-    assert pay_message.status == ("error" if decision["decision"] == "reject" else "success")
+    result = agent.invoke("go")
+    assert "call limit" in result["messages"][-1].content
+    assert result["out"] is None
+    assert model.calls == 2
 
 
-def test_human_approval_inside_a_sequence_and_bad_resume_value():
-    outer = SequentialAgent(name="outer", sub_agents=[payer()])
-    first = outer.invoke("go", thread_id="t")
-    assert len(first["__interrupt__"]) == 1
-    with pytest.raises(ValueError, match="HumanApproval"):
-        outer.resume("t", {"decision": "maybe"})
+def test_thread_limit_across_two_invocations():
+    model = ScriptedChatModel(fn=lambda m, n: f"answer {n}")
+    agent = ReactAgent(name="chat", model=model, hooks=[ModelCallLimit(thread_limit=1)])
+    agent.invoke("one", thread_id="th", checkpointer="memory:")
+    second = agent.invoke("two", thread_id="th", checkpointer="memory:")
+    assert model.calls == 1
+    assert "thread limit 1" in second["messages"][-1].content
+
+
+# -- LoggingHook, the order of its records -------------------------------------------------------
+
+
+def test_logging_hook_records(run_mode, caplog):
+    model = ScriptedChatModel(replies=[tool_call("add", {"a": 2, "b": 2}), "four"])
+    agent = ReactAgent(name="calc", model=model, tools=[add], hooks=[LoggingHook()])
+    with caplog.at_level(logging.INFO, logger="graphflow"):
+        run_mode.invoke(agent, "go")
+    msgs = [r.getMessage() for r in caplog.records if r.name == "graphflow"]
+    assert msgs[0] == "agent calc started"
+    assert msgs[-1] == "agent calc ended: completed"
+    assert sum("model call" in m for m in msgs) == 2
+    assert sum("tool add(" in m for m in msgs) == 1

@@ -6,11 +6,14 @@ import asyncio
 from typing import Any
 
 import pytest
+from langchain_core.messages import AIMessage
+from shared_helpers import assert_tool_pairs_intact
 
 from graphflow import (
     DataflowError,
     FunctionAgent,
     LoopAgent,
+    ParallelAgent,
     ReactAgent,
     SequentialAgent,
     exit_loop,
@@ -277,3 +280,70 @@ def test_loop_output_key_gets_last_body_result() -> None:
         output_key="final",
     )
     assert loop.invoke("x")["final"] == "b2"
+
+
+# -- exit_loop deep inside a loop, and with no text ----------------------------------------------
+
+
+def test_exit_loop_from_react_in_parallel_in_loop() -> None:
+    exiter = ScriptedChatModel(fn=lambda m, n: tool_call("exit_loop") if n == 1 else f"ex {n}")
+    other = ScriptedChatModel(fn=lambda m, n: f"other {n}")
+    loop = LoopAgent(
+        name="loop",
+        sub_agents=[
+            ParallelAgent(
+                name="fan",
+                sub_agents=[
+                    ReactAgent(name="ex", model=exiter, tools=[exit_loop], output_key="ex_out"),
+                    ReactAgent(name="ot", model=other, output_key="ot_out"),
+                ],
+            )
+        ],
+        max_iterations=5,
+    )
+    result = loop.invoke("go", checkpointer=False)
+    assert result["agent_status"]["loop"] == "exit_loop"
+    assert result["loop_iteration"] == 1
+    assert (exiter.calls, other.calls) == (2, 2)
+    assert_tool_pairs_intact(result["messages"])
+    assert "gf_exit_loop" not in result
+
+
+def test_exit_loop_from_nested_sequential_skips_rest_of_pass() -> None:
+    model = ScriptedChatModel(fn=lambda m, n: tool_call("exit_loop") if n == 1 else f"a {n}")
+    ran: list[str] = []
+    loop = LoopAgent(
+        name="loop",
+        sub_agents=[
+            SequentialAgent(
+                name="seq",
+                sub_agents=[
+                    ReactAgent(name="ex", model=model, tools=[exit_loop], output_key="ex_out"),
+                    FunctionAgent(
+                        name="inner_after", fn=lambda s: ran.append("in") or 1, output_key="i"
+                    ),
+                ],
+            ),
+            FunctionAgent(name="outer_after", fn=lambda s: ran.append("out") or 2, output_key="o"),
+        ],
+        max_iterations=5,
+    )
+    outer = SequentialAgent(name="root", sub_agents=[loop])
+    result = outer.invoke("go", checkpointer=False)
+    assert ran == ["in", "out"]  # pass 0 only; pass 1 exits after `ex`
+    assert result["agent_status"]["loop"] == "exit_loop"
+    assert result["agent_status"]["root"] == "completed"
+    assert model.calls == 2
+
+
+def test_silent_exit_loop_keeps_the_previous_output_and_hands_back_nothing_empty() -> None:
+    # pass 0: a real answer; pass 1: only the exit_loop call, with no text
+    model = ScriptedChatModel(replies=["draft one", tool_call("exit_loop", {}), "unused"])
+    worker = ReactAgent(name="worker", model=model, tools=[exit_loop], output_key="draft")
+    loop = LoopAgent(name="loop", sub_agents=[worker], max_iterations=5)
+    result = loop.invoke("go")
+    assert result["agent_status"]["loop"] == "exit_loop"
+    assert result["draft"] == "draft one"
+    finals = [m for m in result["messages"] if isinstance(m, AIMessage)]
+    assert [m.text for m in finals] == ["draft one"]
+    assert all(not m.tool_calls for m in finals)
