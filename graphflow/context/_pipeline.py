@@ -359,23 +359,24 @@ def _loop_note(run: _Run, view: list[BaseMessage]) -> list[BaseMessage]:
 
 
 def _emit(request: ModelRequest, run: _Run, masked: int, before: int, after: int) -> None:
-    if not (masked or run.events):
-        return
+    if masked or run.events:
+        emit(
+            request,
+            {
+                "masked": masked,
+                "tokens_before": before,
+                "tokens_after": after,
+                "events": list(run.events),
+            },
+        )
+
+
+def emit(request: ModelRequest, record: dict[str, Any]) -> None:
+    """Write a `graphflow_context` custom stream event about `request`'s call (if streaming)."""
     try:
         from langgraph.config import get_stream_writer
 
         writer = get_stream_writer()
     except (RuntimeError, KeyError, AttributeError):
         return
-    writer(
-        {
-            "graphflow_context": {
-                "agent": request.agent,
-                "call": request.call_number,
-                "masked": masked,
-                "tokens_before": before,
-                "tokens_after": after,
-                "events": list(run.events),
-            }
-        }
-    )
+    writer({"graphflow_context": {"agent": request.agent, "call": request.call_number, **record}})

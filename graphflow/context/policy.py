@@ -16,7 +16,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
 
-from graphflow.context._pipeline import Parts, WrittenSet, prepare
+from graphflow.context._pipeline import Parts, WrittenSet, emit, prepare
 from graphflow.context.offload import OffloadStore, current_location, resolve_offload
 from graphflow.context.pairs import repair_tool_pairs
 from graphflow.context.recall import RECALL_TOOL, recall_observation
@@ -103,4 +103,7 @@ def _paired(request: ModelRequest) -> ModelRequest:
         request.agent,
         repairs,
     )
+    # (a hook after the policy broke the pairs: the policy's record was written already, so the
+    # repair is logged and streamed, not counted in ContextStats.pair_repairs)
+    emit(request, {"events": [{"event": "pairs_repaired", "count": repairs, "late": True}]})
     return request.override(messages=messages)

@@ -230,13 +230,21 @@ def test_an_orphan_made_by_a_later_hook_is_repaired_before_sending(caplog):
         name="a", model=model, tools=[web_search], context=HybridContext(), hooks=[DropFirstCall()]
     )
     with caplog.at_level("WARNING", logger="graphflow.context"):
-        agent.invoke("go", thread_id="t")
+        streamed = list(agent.stream("go", thread_id="t", events=CustomEvent))
     assert model.calls == 5
     for request in model.requests:
         assert check_tool_pairs(request) == []  # the orphan result never reached the model
     sent = [[m.content for m in r if isinstance(m, ToolMessage)] for r in model.requests]
     assert sent == [[], [], *[[big_result(f"q{k}") for k in range(1, n)] for n in (2, 3, 4)]]
     assert caplog.text.count("repaired 1 orphan") == 4
+    late = [
+        x
+        for e in streamed
+        if isinstance(e.data, dict) and "graphflow_context" in e.data
+        for x in e.data["graphflow_context"]["events"]
+        if x["event"] == "pairs_repaired"
+    ]
+    assert late == [{"event": "pairs_repaired", "count": 1, "late": True}] * 4
 
 
 def test_hooks_see_the_policys_record():
