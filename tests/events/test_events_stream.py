@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.config import get_stream_writer
 from langgraph.types import Command
@@ -348,6 +348,24 @@ async def test_async_failure_names_the_agent_then_raises() -> None:
     failed = [(e.agent_path, e.error_type) for e in seen if isinstance(e, ev.AgentFailed)]
     assert failed[0] == (("outer", "lp", "boom"), "RuntimeError")
     assert failed[-1] == (("outer",), "RuntimeError")
+
+
+def fetch(path: str) -> str:
+    """Fetch a file."""
+    raise FileNotFoundError(f"no such file {path}")
+
+
+def test_a_failed_tool_call_finishes_with_its_error() -> None:
+    def model(messages, n):
+        if any(isinstance(m, ToolMessage) for m in messages):
+            return "gave up"
+        return tool_call("fetch", {"path": "x.txt"})
+
+    agent = ReactAgent(name="a", model=ScriptedChatModel(fn=model), tools=[fetch])
+    (started, finished) = agent.stream("go", events=(ev.ToolCallStarted, ev.ToolCallFinished))
+    assert isinstance(finished, ev.ToolCallFinished) and finished.call_id == started.call_id
+    assert finished.result is None and finished.error is not None
+    assert "RESOURCE_NOT_FOUND" in finished.error and "no such file x.txt" in finished.error
 
 
 def test_failure_names_the_agent_then_raises() -> None:
