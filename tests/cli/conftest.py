@@ -81,6 +81,21 @@ APP = textwrap.dedent(
         output_key="final_text",
     )
     story = SequentialAgent(name="story", sub_agents=[writer, polish])
+
+
+    def flaky(state):
+        if not os.environ.get("GF_TEST_FIXED"):
+            raise RuntimeError("the disk is full")
+        return "stored"
+
+
+    fragile = SequentialAgent(
+        name="fragile",
+        sub_agents=[
+            FunctionAgent(name="prep", fn=shout, output_key="loud"),
+            FunctionAgent(name="store", fn=flaky, output_key="stored"),
+        ],
+    )
     not_an_agent = 42
     '''
 )

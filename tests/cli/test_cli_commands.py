@@ -183,6 +183,22 @@ def test_a_closed_stdout_stops_quietly(app_dir: Path, env_for) -> None:
     assert "Traceback" not in err and "Exception ignored" not in err, err
 
 
+def test_a_failed_run_is_exit_1_then_resumes(app_dir: Path, run_cli, env_for) -> None:
+    failed = run_cli(app_dir, "run", "cli_app.py:fragile", "x", "--thread-id", "f1", "--plain")
+    assert failed.returncode == 1, failed.stderr
+    assert "[fragile/store] failed: RuntimeError: the disk is full" in failed.stdout
+    lines = failed.stderr.strip().splitlines()
+    assert lines[-2] == "graphflow: RuntimeError: the disk is full (--debug shows the traceback)"
+    assert lines[-1] == "graphflow: the run can continue: graphflow resume f1"
+    shown = run_cli(app_dir, "show", "f1").stdout
+    assert "thread f1: failed" in shown and "the disk is full" in shown
+    assert re.search(r"^  store +failed", shown, re.M)
+    resumed = run_cli(app_dir, "resume", "f1", "--plain", GF_TEST_FIXED="1")
+    assert resumed.returncode == 0, resumed.stderr
+    assert _outputs(resumed.stdout) == {"loud": "X", "stored": "stored"}
+    assert (app_dir / "shout_calls").read_text().count("x") == 1  # prep did not run again
+
+
 def test_reject_with_resume_answer(app_dir: Path, run_cli, env_for) -> None:
     assert (
         run_cli(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import pty
+import re
 import select
 import signal
 import subprocess
@@ -62,6 +63,29 @@ def test_live_view_shows_agents_and_statuses(app_dir: Path, run_cli, env_for) ->
     # the outputs, for reading: each key over its text as the agent wrote it
     assert "── text ──" in screen and "── final_text ──\r\npolished" in screen
     assert "agent_status" not in screen
+
+
+def _plain_screen(text: str) -> str:
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text)
+
+
+def test_live_view_shows_interrupted_and_failed_agents(app_dir: Path, env_for) -> None:
+    proc, leader = _spawn(app_dir, env_for, "run", "cli_app.py:billing", "pay", "--thread-id", "l2")
+    try:
+        screen = _plain_screen(_read(leader, time.monotonic() + 60, stop="graphflow approve l2"))
+        assert proc.wait(timeout=60) == 3
+    finally:
+        os.close(leader)
+    assert re.search(r"payer +interrupted +waiting for an answer", screen), screen
+
+    proc, leader = _spawn(app_dir, env_for, "run", "cli_app.py:fragile", "x", "--thread-id", "l3")
+    try:
+        screen = _plain_screen(_read(leader, time.monotonic() + 60, stop="can continue"))
+        assert proc.wait(timeout=60) == 1
+    finally:
+        os.close(leader)
+    assert re.search(r"prep +done +completed", screen), screen
+    assert re.search(r"store +failed +RuntimeError: the disk is full", screen), screen
 
 
 def test_ctrl_c_stops_cleanly_and_the_run_resumes(app_dir: Path, run_cli, env_for) -> None:
