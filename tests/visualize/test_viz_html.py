@@ -151,8 +151,10 @@ def test_fit_shows_all_and_loop_labels_stay_clear(browser: Any, tmp_path: Path, 
     ]
     assert len(inside) == len(drawn)  # "fit" shows every label, edge labels included
     loop_labels = _rects(page, 'text.gf-edge-label[data-edge="loop"]')
+    tool_labels = _rects(page, 'text.gf-edge-label[data-edge="tool"]')
+    assert loop_labels and (tool_labels or tree == "team")
     cards = _rects(page, "#gf-viewport .gf-node")
-    assert loop_labels and not [c for c in cards for t in loop_labels if _overlap(c, t)]
+    assert not [c for c in cards for t in loop_labels + tool_labels if _overlap(c, t)]
     if tree == "six":  # an agent used as a tool sits on its caller's row
         caller, tool = (
             _rects(page, f'g.gf-node[data-agent="{a}"] > rect')[0]
@@ -171,3 +173,27 @@ def test_function_agents_are_step_boxes(viewer: Any) -> None:
     )
     assert rx["intake"] in ("0", "0px") and rx["tidy"] in ("0", "0px")
     assert rx["editor"] not in ("0", "0px", "auto")
+
+
+def test_branches_side_by_side_in_declared_order(browser: Any, tmp_path: Path) -> None:
+    from graphflow import FunctionAgent, ParallelAgent, SequentialAgent
+
+    def step(name: str) -> FunctionAgent:
+        return FunctionAgent(name=name, fn=lambda s: 1, output_key=name)
+
+    flow = SequentialAgent(name="flow", sub_agents=[step("first"), step("second")])
+    par = ParallelAgent(name="par", sub_agents=[flow, step("solo"), step("last")])
+    path = tmp_path / "par.html"
+    path.write_text(str(draw(par, "html")))
+    page = browser.new_page()
+    page.goto(path.as_uri())
+    flow_box, solo, last = (
+        _rects(page, selector)[0]
+        for selector in (
+            'rect.gf-frame[data-agent="flow"]',
+            'g.gf-node[data-agent="solo"] > rect',
+            'g.gf-node[data-agent="last"] > rect',
+        )
+    )
+    assert flow_box["r"] < solo["x"] < last["x"]
+    page.close()

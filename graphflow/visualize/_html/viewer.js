@@ -42,11 +42,19 @@
   }
 
   // -- structure ---------------------------------------------------------------------------------
+  var declared = {};  // agent id -> its place in the tree (depth first, as declared)
+  drawing.agents.forEach(function (a, i) { declared[a.id] = i; });
   function membersOf(owner) {  // direct members of a box: node ids and boxed agent ids, in order
     var out = [];
-    drawing.nodes.forEach(function (n) { if (n.owner === owner) out.push({ type: "node", id: n.id }); });
-    drawing.agents.forEach(function (a) { if (a.boxed && a.parent === owner) out.push({ type: "box", id: a.id }); });
-    return out;
+    drawing.nodes.forEach(function (n, i) {
+      if (n.owner !== owner) return;
+      // an agent's card where the agent is declared; other nodes (fork, join, hooks) first
+      var place = agents[n.id] && n.kind === "agent" ? declared[n.id] : -1 + i / (drawing.nodes.length + 1);
+      out.push({ type: "node", id: n.id, place: place });
+    });
+    drawing.agents.forEach(function (a) { if (a.boxed && a.parent === owner) out.push({ type: "box", id: a.id, place: declared[a.id] }); });
+    // branches, routes and an agent's tools side by side in the order they are declared
+    return out.sort(function (x, y) { return x.place - y.place; });
   }
   function boxChain(nodeId) {  // boxes holding a node, innermost first
     var chain = [], owner = nodes[nodeId] ? nodes[nodeId].owner : null;
@@ -84,6 +92,14 @@
     if (e.kind !== "loop") return;
     var box = commonBox(e.source, e.target) || "__top__";
     gutters[box] = Math.max(gutters[box] || 0, labelWidth(e.label) + 2 * GUTTER_GAP);
+  });
+
+  var toolLabels = {};  // agent used as a tool -> width of its tool edge's label
+  drawing.agents.forEach(function (t) {
+    if (!t.tool_of) return;
+    drawing.edges.forEach(function (e) {
+      if (e.kind === "tool" && e.target === t.entry) toolLabels[t.id] = labelWidth(e.label) + 12;
+    });
   });
 
   // -- layout ------------------------------------------------------------------------------------
@@ -152,20 +168,25 @@
     order.forEach(function (k) { (rows[layer[k]] = rows[layer[k]] || []).push(k); });
     rows = rows.filter(function (r) { return r && r.length; });
     var gutter = gutters[agentId] || 0;
+    function gapBefore(k) {  // room for the label of the tool edge into an agent beside its caller
+      var id = k.slice(k.indexOf(":") + 1);
+      return agents[id] && agents[id].tool_of ? Math.max(GAP_X, toolLabels[id] || 0) : GAP_X;
+    }
     var width = titleW + 2 * PAD, y = (a ? TITLE + (title.length - 1) * LINE : 0) + PAD, rowDims = [];
     rows.forEach(function (r) {
       var w = 0, h = 0;
-      r.forEach(function (k, i) { w += sized[k].w + (i ? GAP_X : 0); h = Math.max(h, sized[k].h); });
+      r.forEach(function (k, i) { w += sized[k].w + (i ? gapBefore(k) : 0); h = Math.max(h, sized[k].h); });
       rowDims.push({ w: w, h: h });
       width = Math.max(width, w + 2 * PAD + gutter);
     });
     var items = [];
     rows.forEach(function (r, ri) {
       var x = (width - gutter - rowDims[ri].w) / 2;
-      r.forEach(function (k) {
+      r.forEach(function (k, i) {
         var it = sized[k];
+        if (i) x += gapBefore(k);
         it.x = x; it.y = y + (rowDims[ri].h - it.h) / 2;
-        x += it.w + GAP_X;
+        x += it.w;
         items.push(it);
       });
       y += rowDims[ri].h + GAP_Y;
@@ -249,6 +270,12 @@
         d = "M" + x1 + "," + y1 + " H" + (lane - r) + " Q" + lane + "," + y1 + " " + lane + "," + (y1 - r) +
           " V" + (y2 + r) + " Q" + lane + "," + y2 + " " + (lane - r) + "," + y2 + " H" + x2;
         lx = lane + 5; ly = (y1 + y2) / 2 - 6 * (e.label.split("\n").length - 1);
+      } else if (e.kind !== "loop" && a.y < b.y + b.h && b.y < a.y + a.h && (b.x >= a.x + a.w || a.x >= b.x + b.w)) {
+        // side by side (an agent and the agent it uses as a tool): straight across
+        var right = b.x >= a.x + a.w;
+        x1 = right ? a.x + a.w : a.x; y1 = a.y + a.h / 2; x2 = right ? b.x : b.x + b.w; y2 = b.y + b.h / 2;
+        d = "M" + x1 + "," + y1 + " L" + x2 + "," + y2;
+        lx = Math.min(x1, x2) + 2; ly = Math.min(y1, y2) - 4 - 12 * (nth - 1);
       } else if (e.kind === "loop" || y2 < y1 - 1) {  // other back edges: around the right side
         x1 = a.x + a.w; y1 = a.y + a.h / 2; x2 = b.x + b.w; y2 = b.y + b.h / 2;
         var bend = Math.max(x1, x2) + 40;
@@ -257,7 +284,9 @@
       } else {
         var my = (y1 + y2) / 2;
         d = "M" + x1 + "," + y1 + " C" + x1 + "," + my + " " + x2 + "," + my + " " + x2 + "," + y2;
-        lx = (x1 + x2) / 2 + 4; ly = my + (nth - 1) * 12 * e.label.split("\n").length;
+        // a route's label near its decision, clear of the box it leads into
+        var at = e.kind === "route" || e.kind === "fallback" ? y1 + (y2 - y1) * 0.35 : my;
+        lx = (x1 + x2) / 2 + 4; ly = at + (nth - 1) * 12 * e.label.split("\n").length;
       }
       el("path", { d: d, "class": "gf-edge gf-" + e.kind + " gf-" + e.style, "marker-end": "url(#gf-arrow)", "data-edge": e.kind }, layer);
       if (e.label) drawLabel(labels, e.label, lx, ly, e.kind);
