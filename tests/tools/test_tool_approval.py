@@ -10,7 +10,7 @@ from langchain_core.tools import tool
 
 from graphflow import ReactAgent
 from graphflow.exceptions import ToolError
-from graphflow.testing import ScriptedChatModel, tool_call
+from graphflow.testing import ScriptedChatModel, tool_call, tool_calls
 from graphflow.tools import ToolPolicy, tool_result
 
 allowed = {"yes": False}
@@ -26,20 +26,18 @@ def delete(path: str) -> str:
     return f"deleted {path}"
 
 
-def _agent():
+def _agent(tool=delete, call=None, *, name="janitor", answer="finished", **policy):
+    """An agent whose model calls `tool` until it sees a result, then answers `answer`."""
+    call = call or tool_call("delete", {"path": "/data/a.txt"})
     model = ScriptedChatModel(
-        fn=lambda messages, n: (
-            "finished"
-            if isinstance(messages[-1], ToolMessage)
-            else tool_call("delete", {"path": "/data/a.txt"})
-        )
+        fn=lambda messages, n: answer if isinstance(messages[-1], ToolMessage) else call
     )
     agent = ReactAgent(
-        name="janitor",
+        name=name,
         model=model,
-        tools=[delete],
+        tools=[tool],
         output_key="out",
-        tool_policies={"delete": ToolPolicy(requires_approval=True)},
+        default_tool_policy=ToolPolicy(requires_approval=True, **policy),
     )
     return agent, model
 
@@ -127,20 +125,8 @@ def test_resource_not_found_can_pause_for_a_human_too(run):
         return f"ticket {ticket}: printer on fire"
 
     runs.clear()
-    model = ScriptedChatModel(
-        fn=lambda messages, n: (
-            "handled"
-            if isinstance(messages[-1], ToolMessage)
-            else tool_call("open_ticket", {"ticket": "T-1"})
-        )
-    )
-    agent = ReactAgent(
-        name="desk",
-        model=model,
-        tools=[open_ticket],
-        output_key="out",
-        tool_policies={"open_ticket": ToolPolicy(requires_approval=True)},
-    )
+    call = tool_call("open_ticket", {"ticket": "T-1"})
+    agent, model = _agent(open_ticket, call, name="desk", answer="handled")
     first = run(agent, "help", thread_id="nf-edit")
     (pending,) = first["__interrupt__"]
     assert pending.value["error"]["type"] == "RESOURCE_NOT_FOUND"
@@ -149,3 +135,31 @@ def test_resource_not_found_can_pause_for_a_human_too(run):
     assert runs["open"] == 2 and model.calls == 2
     assert model.requests[1][-1].content == "ticket T-2: printer on fire"
     assert result["out"] == "handled"
+
+
+def test_one_call_of_a_parallel_batch_waits_for_a_human_the_others_run_once(run):
+    runs.clear()
+    locked = {"yes": True}
+
+    @tool
+    def read(n: int) -> str:
+        """Read part n."""
+        runs[n] += 1
+        if n == 2 and locked["yes"]:
+            raise PermissionError("part 2 is locked")
+        return f"part {n}"
+
+    turn = tool_calls(*[("read", {"n": i}) for i in (1, 2, 3)])
+    agent, model = _agent(read, turn, name="reader", answer="done", parallel_safe=True)
+    first = run(agent, "go", thread_id="a-batch")
+    (pending,) = first["__interrupt__"]
+    assert pending.value["args"] == {"n": 2} and runs == {1: 1, 2: 1, 3: 1}
+    locked["yes"] = False
+    result = run.resume(agent, "a-batch", "retry")
+    assert runs == {1: 1, 2: 2, 3: 1}  # only the paused call ran again
+    assert [m.content for m in model.requests[1] if isinstance(m, ToolMessage)] == [
+        "part 1",
+        "part 2",
+        "part 3",
+    ]
+    assert model.calls == 2 and result["out"] == "done"

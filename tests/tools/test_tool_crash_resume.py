@@ -5,24 +5,69 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
-CHILD = textwrap.dedent(
+# Each child script defines `tools` and `reply` (the model) between these two parts, and is run
+# as `child.py DB LOG PHASE API`: PHASE `run` dies inside a call, `resume` finishes the run.
+PRELUDE = textwrap.dedent(
     """
-    import os, sys
+    import asyncio, os, sys, time
     from langchain_core.messages import ToolMessage
     from langchain_core.tools import tool
     from graphflow import ReactAgent
     from graphflow.testing import ScriptedChatModel, tool_calls
     from graphflow.tools import ToolPolicy
 
-    db, log_path, phase = sys.argv[1:4]
+    db, log_path, phase, api = sys.argv[1:5]
 
     def log(line):
         with open(log_path, "a") as f:
             f.write(line + "\\n")
+    """
+)
+EPILOGUE = textwrap.dedent(
+    """
+    agent = ReactAgent(name="worker", model=ScriptedChatModel(fn=reply), tools=tools,
+                       tool_policies=policies, output_key="out")
+    url = f"sqlite:///{db}"
+    if phase == "run":
+        if api == "sync":
+            agent.invoke("go", thread_id="job", checkpointer=url)
+        else:
+            asyncio.run(agent.ainvoke("go", thread_id="job", checkpointer=url))
+    else:
+        result = (agent.resume("job", checkpointer=url) if api == "sync"
+                  else asyncio.run(agent.aresume("job", checkpointer=url)))
+        log("results " + ",".join(m.content for m in result["messages"]
+                                   if isinstance(m, ToolMessage)))
+        log("out " + result["out"])
+    """
+)
 
+
+class Child:
+    """A child script that logs each tool call to a file; run it with `child(phase)`."""
+
+    def __init__(self, tmp_path: Path, body: str, api: str) -> None:
+        self.script = tmp_path / "child.py"
+        self.script.write_text(PRELUDE + textwrap.dedent(body) + EPILOGUE)
+        self.db, self.log, self.api = tmp_path / "runs.db", tmp_path / "calls.log", api
+
+    def __call__(self, phase: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, str(self.script), str(self.db), str(self.log), phase, self.api],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    def lines(self) -> list[str]:
+        return self.log.read_text().splitlines()
+
+
+MIXED_TURN = """
     @tool
     def read(n: int) -> str:
         \"\"\"Read part n.\"\"\"
@@ -43,61 +88,28 @@ CHILD = textwrap.dedent(
         return tool_calls(("read", {"n": 1}), ("read", {"n": 2}), ("write", {"n": 3}),
                           ("write", {"n": 4}), ("read", {"n": 5}))
 
-    agent = ReactAgent(name="copier", model=ScriptedChatModel(fn=reply), tools=[read, write],
-                       tool_policies={"read": ToolPolicy(parallel_safe=True)}, output_key="out")
-    url = f"sqlite:///{db}"
-    if phase == "run":
-        agent.invoke("go", thread_id="job", checkpointer=url)
-    else:
-        result = agent.resume("job", checkpointer=url)
-        log("results " + ",".join(m.content for m in result["messages"]
-                                   if isinstance(m, ToolMessage)))
-        log("out " + result["out"])
-    """
-)
+    tools, policies = [read, write], {"read": ToolPolicy(parallel_safe=True)}
+"""
 
 
 def test_a_crash_mid_turn_reruns_only_the_unfinished_calls(tmp_path):
-    script = tmp_path / "child.py"
-    script.write_text(CHILD)
-    db, log = tmp_path / "runs.db", tmp_path / "calls.log"
-
-    def child(phase):
-        return subprocess.run(
-            [sys.executable, str(script), str(db), str(log), phase],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-
+    child = Child(tmp_path, MIXED_TURN, "sync")
     crashed = child("run")
-    assert crashed.returncode == 1, crashed.stderr
-    lines = log.read_text().splitlines()
+    assert crashed.returncode == 1 and "Traceback" not in crashed.stderr, crashed.stderr
+    lines = child.lines()
     assert sorted(lines[:2]) == ["read 1", "read 2"] and lines[2:] == ["write 3", "write 4"]
 
     resumed = child("resume")
     assert resumed.returncode == 0, resumed.stderr
-    lines = log.read_text().splitlines()[4:]
-    assert lines[:2] == ["write 4", "read 5"]  # 1-3 finished before the crash: not run again
-    assert lines[2] == "results part 1,part 2,wrote 3,wrote 4,part 5"
-    assert lines[3] == "out finished"
+    assert child.lines()[4:] == [
+        "write 4",  # 1-3 finished before the crash: not run again
+        "read 5",
+        "results part 1,part 2,wrote 3,wrote 4,part 5",
+        "out finished",
+    ]
 
 
-BATCH_CHILD = textwrap.dedent(
-    """
-    import asyncio, os, sys, time
-    from langchain_core.messages import ToolMessage
-    from langchain_core.tools import tool
-    from graphflow import ReactAgent
-    from graphflow.testing import ScriptedChatModel, tool_calls
-    from graphflow.tools import ToolPolicy
-
-    db, log_path, phase, api = sys.argv[1:5]
-
-    def log(line):
-        with open(log_path, "a") as f:
-            f.write(line + "\\n")
-
+PARALLEL_BATCH = """
     @tool
     def fetch(n: int) -> str:
         \"\"\"Fetch page n.\"\"\"
@@ -116,46 +128,28 @@ BATCH_CHILD = textwrap.dedent(
             return "finished"
         return tool_calls(*[("fetch", {"n": i}) for i in (1, 2, 3, 4)])
 
-    agent = ReactAgent(name="reader", model=ScriptedChatModel(fn=reply), tools=[fetch],
-                       default_tool_policy=ToolPolicy(parallel_safe=True), output_key="out")
-    url = f"sqlite:///{db}"
-    if phase == "run":
-        if api == "sync":
-            agent.invoke("go", thread_id="job", checkpointer=url)
-        else:
-            asyncio.run(agent.ainvoke("go", thread_id="job", checkpointer=url))
-    else:
-        result = (agent.resume("job", checkpointer=url) if api == "sync"
-                  else asyncio.run(agent.aresume("job", checkpointer=url)))
-        log("results " + ",".join(m.content for m in result["messages"]
-                                   if isinstance(m, ToolMessage)))
-        log("out " + result["out"])
-    """
-)
+    tools, policies = [fetch], {"fetch": ToolPolicy(parallel_safe=True)}
+"""
 
 
 @pytest.mark.parametrize("api", ["sync", "async"])
 def test_a_crash_inside_a_parallel_batch_reruns_only_the_unfinished_call(tmp_path, api):
-    script = tmp_path / "child.py"
-    script.write_text(BATCH_CHILD)
-    db, log = tmp_path / "runs.db", tmp_path / "calls.log"
-
-    def child(phase):
-        return subprocess.run(
-            [sys.executable, str(script), str(db), str(log), phase, api],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-
+    child = Child(tmp_path, PARALLEL_BATCH, api)
     crashed = child("run")
-    assert crashed.returncode == 1, crashed.stderr
-    lines = log.read_text().splitlines()
-    assert sorted(lines) == ["end 1", "end 2", "end 4", "start 1", "start 2", "start 3", "start 4"]
+    assert crashed.returncode == 1 and "Traceback" not in crashed.stderr, crashed.stderr
+    assert sorted(child.lines()) == [
+        "end 1",
+        "end 2",
+        "end 4",
+        "start 1",
+        "start 2",
+        "start 3",
+        "start 4",
+    ]
 
     resumed = child("resume")
     assert resumed.returncode == 0, resumed.stderr
-    assert log.read_text().splitlines()[7:] == [
+    assert child.lines()[7:] == [
         "start 3",  # only the call that had not finished runs again
         "end 3",
         "results page 1,page 2,page 3,page 4",
