@@ -25,7 +25,6 @@ import statistics
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -35,48 +34,83 @@ from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 TARGETS = {"pipeline": 2.5, "react": 1.2, "loop": 2.0}
 """Largest acceptable graphflow / plain ratio per workload (no checkpointer)."""
 PARALLEL_TARGET = 1.05
+"""Largest acceptable wall time of the 8-branch fan-out over one branch's latency."""
 DURABLE_TARGET = 1.3
+"""Largest acceptable ratio of a run on the durable default over the same run without a store."""
 COMPILE_TARGET = 0.5
+VARIANTS = ("graphflow", "subgraphs", "plain")
+"""graphflow, the floor of its design (one compiled subgraph per agent), plain nodes."""
 
 
-def _time(workload: Workload, clock: Any) -> float:
-    start = clock()
+def _time(workload: Workload) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of this process) of one run."""
+    wall, cpu = time.perf_counter(), time.process_time()
     asyncio.run(workload.arun())
-    return clock() - start
+    return time.perf_counter() - wall, time.process_time() - cpu
 
 
-def measure(name: str, runs: int, durable: bool) -> dict[str, float]:
-    """Median seconds per model call for each variant of workload `name`."""
+def measure(name: str, runs: int, durable: bool) -> dict[str, tuple[float, float]]:
+    """Median (wall, CPU) seconds per model call for each variant of workload `name`."""
     variants = {
         label: build(InMemorySaver() if durable else None)
         for label, build in WORKLOADS[name].items()
     }
-    # CPU time of this process where the work is all CPU (other processes on a shared machine
-    # barely move it); wall time where the workload waits on model latency
-    clock = time.perf_counter if name == "parallel" else time.process_time
     for workload in variants.values():  # warm up
-        _time(workload, clock)
-    samples: dict[str, list[float]] = {label: [] for label in variants}
+        _time(workload)
+    samples: dict[str, list[tuple[float, float]]] = {label: [] for label in variants}
     gc.collect()
     for _ in range(runs):
         for label, workload in variants.items():
-            samples[label].append(_time(workload, clock) / workload.model_calls)
-    return {label: statistics.median(s) for label, s in samples.items()}
+            wall, cpu = _time(workload)
+            samples[label].append((wall / workload.model_calls, cpu / workload.model_calls))
+    return {
+        label: (statistics.median(w for w, _ in s), statistics.median(c for _, c in s))
+        for label, s in samples.items()
+    }
 
 
-def compile_time(repeats: int) -> float:
-    """Best-of-`repeats` seconds to compile a fresh 100-agent tree."""
-    best = float("inf")
+def compile_time(repeats: int) -> tuple[float, float]:
+    """Best-of-`repeats` (CPU, wall) seconds to compile a fresh 100-agent tree.
+
+    Compiling is all CPU: its CPU time is what it costs, the wall time is that plus whatever
+    else the machine ran meanwhile.
+    """
+    best = (float("inf"), float("inf"))
     for _ in range(repeats):
         tree = big_tree()
-        start = time.perf_counter()
+        cpu, wall = time.process_time(), time.perf_counter()
         tree.compile(False)
-        best = min(best, time.perf_counter() - start)
+        best = min(best, (time.process_time() - cpu, time.perf_counter() - wall))
     return best
 
 
+def figure(name: str, r: dict[str, tuple[float, float]]) -> dict[str, float]:
+    """Per variant, the seconds per model call it is judged by.
+
+    CPU time where the work is all CPU (other processes on a shared machine barely move it);
+    wall time for the fan-out, which waits on model latency.
+    """
+    return {label: (w if name == "parallel" else c) for label, (w, c) in r.items()}
+
+
+def _row(label: str, target: str, values: dict[str, float], limit: float) -> tuple[str, bool]:
+    gf, floor = values["graphflow"], values["subgraphs"]
+    plain = values.get("plain")
+    if gf <= limit:
+        verdict = "met"
+    elif floor > limit:
+        verdict = f"MISSED (the floor misses it too: {floor:.2f})"
+    else:
+        verdict = "MISSED"
+    text = (
+        f"{label:<10}{target:<22}{gf:>10.2f}{floor:>8.2f}"
+        f"{'-' if plain is None else f'{plain:.2f}':>8}  {verdict}"
+    )
+    return text, gf <= limit
+
+
 def main(argv: list[str]) -> int:
-    """Run the benchmark and print the table."""
+    """Run the benchmark and print the tables."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="few runs (CI)")
     parser.add_argument("--runs", type=int, default=None)
@@ -84,47 +118,63 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     runs = args.runs or (3 if args.quick else 21)
     names = [n for n in args.only.split(",") if n]
-    print(f"runs={runs} (medians of µs per model call; ratios against the same run's baselines)")
+    print(f"runs={runs} (medians; ratios against the same run's baselines)")
+    print("µs per model call: CPU time of the process; parallel: wall time of the run ÷ 8")
     header = (
         f"{'workload':<10}{'store':<8}{'graphflow':>11}{'plain':>9}{'subgraph':>10}"
-        f"{'gf/plain':>10}{'gf/floor':>10}  target"
+        f"{'gf/plain':>10}{'gf/floor':>10}"
     )
     print(header)
     print("-" * len(header))
-    ok = True
+    results: dict[tuple[str, bool], dict[str, tuple[float, float]]] = {}
     for name in names:
-        plain_run: dict[str, float] = {}
         for durable in (False, True):
-            r = measure(name, max(3, runs // 4) if name == "parallel" else runs, durable)
-            gf, plain, floor = r["graphflow"], r["plain"], r["subgraphs"]
-            if name == "parallel":
-                # wall time of the fan-out over one branch's latency
-                ratio = gf * BRANCHES / LATENCY
-                target, verdict = f"wall≤{PARALLEL_TARGET}", ratio <= PARALLEL_TARGET
-            elif not durable:
-                ratio = gf / plain
-                target, verdict = f"≤{TARGETS[name]}", ratio <= TARGETS[name]
-            else:
-                ratio = gf / plain
-                target, verdict = "", True
-            if durable:
-                # the durable default against the same workload without a checkpointer
-                cost = gf / plain_run["graphflow"]
-                target += f" store×{cost:.2f}≤{DURABLE_TARGET}"
-                verdict = verdict and cost <= DURABLE_TARGET
-            else:
-                plain_run = r
-            ok = ok and verdict
+            r = results[name, durable] = measure(
+                name, max(3, runs // 4) if name == "parallel" else runs, durable
+            )
+            f = figure(name, r)
+            gf, plain, floor = f["graphflow"], f["plain"], f["subgraphs"]
             print(
                 f"{name:<10}{'memory' if durable else 'none':<8}{gf * 1e6:>11.0f}{plain * 1e6:>9.0f}"
-                f"{floor * 1e6:>10.0f}{ratio:>10.2f}{gf / floor:>10.2f}  {target}"
-                f"{'' if verdict else '  MISSED'}"
+                f"{floor * 1e6:>10.0f}{gf / plain:>10.2f}{gf / floor:>10.2f}"
             )
-    seconds = compile_time(1 if args.quick else 3)
-    ok = ok and seconds <= COMPILE_TARGET
+    seconds, wall = compile_time(1 if args.quick else 3)
+
+    # every target next to the same figure for the floor (one compiled subgraph per agent) and
+    # for plain nodes, so a missed target shows whether graphflow or the design bounds it
+    print()
+    print(f"{'target':<32}{'graphflow':>10}{'floor':>8}{'plain':>8}  verdict")
+    ok = True
+    for name in names:
+        none = figure(name, results[name, False])
+        mem = figure(name, results[name, True])
+        rows = []
+        if name == "parallel":
+            for store, f in (("none", none), ("memory", mem)):
+                walls = {v: f[v] * BRANCHES / LATENCY for v in VARIANTS}
+                rows.append(_row(name, f"wall {store} ≤{PARALLEL_TARGET}", walls, PARALLEL_TARGET))
+        else:
+            ratios = {v: none[v] / none["plain"] for v in ("graphflow", "subgraphs")}
+            rows.append(_row(name, f"÷plain ≤{TARGETS[name]}", ratios, TARGETS[name]))
+        costs = {v: mem[v] / none[v] for v in VARIANTS}
+        rows.append(_row(name, f"store× ≤{DURABLE_TARGET}", costs, DURABLE_TARGET))
+        for text, met in rows:
+            ok = ok and met
+            print(text)
+        if name == "parallel":
+            # one event loop runs every branch: the fan-out takes the latency plus the CPU time
+            # of the whole run (each branch's work before and after its model call), so the
+            # wall ratio can go no lower than that CPU allows
+            cpu = {v: results[name, False][v][1] * BRANCHES * 1e3 for v in VARIANTS}
+            print(
+                f"{'':<10}(CPU ms per run, no store: graphflow {cpu['graphflow']:.1f}, floor "
+                f"{cpu['subgraphs']:.1f}, plain {cpu['plain']:.1f}; wall ≥ {LATENCY} s + that CPU)"
+            )
+    met = seconds <= COMPILE_TARGET
+    ok = ok and met
     print(
-        f"compile 100-agent tree (10 flows × 10 ReAct): {seconds:.3f} s (target ≤ {COMPILE_TARGET} s)"
-        f"{'' if seconds <= COMPILE_TARGET else '  MISSED'}"
+        f"{'compile':<10}{f'100 agents ≤{COMPILE_TARGET} s':<22}{seconds:>10.3f}{'-':>8}{'-':>8}  "
+        f"{'met' if met else 'MISSED'} (CPU time; wall {wall:.3f} s)"
     )
     print("all targets met" if ok else "some targets missed (see MISSED)")
     return 0
