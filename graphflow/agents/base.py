@@ -17,7 +17,7 @@ from langgraph.types import Command
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from graphflow.agents._runtime import runtime
-from graphflow.exceptions import AgentSpecError, DataflowError
+from graphflow.exceptions import AgentSpecError, DataflowError, InstructionTemplateError
 from graphflow.hooks.base import Hook
 from graphflow.instructions import Placeholder, parse_template
 from graphflow.state import PRIVATE_PREFIX, RESERVED_KEYS
@@ -51,7 +51,7 @@ def check_identifier(value: str, what: str) -> str:
         )
     if value.startswith(PRIVATE_PREFIX):
         # graphflow's private channels; they are never handed to sub-agents
-        raise ValueError(f"{what} {value!r}: names starting with 'gf_' are reserved")
+        raise ValueError(f"{what} {value!r}: names starting with {PRIVATE_PREFIX!r} are reserved")
     if value.startswith("__") and value.endswith("__"):
         raise ValueError(
             f"{what} {value!r}: names like __start__ and __end__ are reserved by LangGraph; "
@@ -123,7 +123,16 @@ class Agent(BaseModel):
         # parse first, so a malformed template raises InstructionTemplateError itself (inside
         # pydantic validation it would be wrapped in a ValidationError)
         if isinstance(data.get("instruction"), str):
-            parse_template(data["instruction"])
+            try:
+                parse_template(data["instruction"])
+            except InstructionTemplateError as exc:
+                name = data.get("name")
+                who = (
+                    f"{type(self).__name__} `{name}`"
+                    if isinstance(name, str)
+                    else type(self).__name__
+                )
+                raise InstructionTemplateError(f"{who}: instruction: {exc}") from None
         try:
             super().__init__(**data)
         except ValidationError as exc:

@@ -49,17 +49,16 @@ class ReactAgent(ModelAgent):
         names = [t.name for t in self.tool_objects()]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
-            raise ValueError(f"agent {self.name!r}: duplicate tool names {dupes}; rename the tools")
+            raise ValueError(f"duplicate tool names {dupes}; rename the tools")
         unknown = sorted(set(self.tool_policies) - set(names))
         if unknown:
             raise ValueError(
-                f"agent {self.name!r}: tool_policies names {unknown}, which are not its tools; "
+                f"tool_policies names {unknown}, which are not its tools; "
                 f"its tools: {sorted(names)}"
             )
         if self.include_contents == "none" and not self.instruction:
             raise ValueError(
-                f"agent {self.name!r}: include_contents='none' leaves the model nothing to read; "
-                "give it an instruction"
+                "include_contents='none' leaves the model nothing to read; give it an instruction"
             )
         return self
 

@@ -34,7 +34,6 @@ class LlmRoutingAgent(ModelAgent):
         names = [a.name for a in self.sub_agents]
         if self.fallback is not None and self.fallback not in names:
             raise ValueError(
-                f"router {self.name!r}: fallback {self.fallback!r} is not one of its sub-agents "
-                f"({', '.join(names)})"
+                f"fallback {self.fallback!r} is not one of its sub-agents ({', '.join(names)})"
             )
         return self

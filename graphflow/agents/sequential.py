@@ -24,6 +24,6 @@ class SequentialAgent(Agent):
 def _flow_has_no_instruction(agent: Agent) -> None:
     if agent.instruction is not None:
         raise ValueError(
-            f"{type(agent).__name__} {agent.name!r} calls no model, so it takes no instruction; "
+            "this agent calls no model, so it takes no instruction; "
             "put the instruction on the sub-agent that should read it"
         )
