@@ -29,11 +29,13 @@ KIND_FILL = {"agent": "#ffffff", "hook": "#f3e5f5", "xray": "#f5f5f5", "input": 
 
 
 def run_text(run: AgentRun | None, *, max_detail: int = 80) -> str:
-    """`✔ done (until) · model calls 2 · tool calls 1 · passes 1` — empty without a run."""
+    """`✔ done (until) · model calls 2 · tool calls 1 · passes 1` — empty without a run.
+
+    `max_detail=0` leaves out the detail (how it ended, the error, what is pending)."""
     if run is None:
         return ""
     head = STATUS_MARKS[run.status]
-    if run.detail and run.detail not in ("completed", "running"):
+    if max_detail and run.detail and run.detail not in ("completed", "running"):
         detail = run.detail if len(run.detail) <= max_detail else run.detail[: max_detail - 1] + "…"
         head += f" ({detail})"
     parts = [head]
@@ -46,8 +48,12 @@ def run_text(run: AgentRun | None, *, max_detail: int = 80) -> str:
     return " · ".join(parts)
 
 
-def box_title(box: AgentBox) -> str:
-    """A box's title, with the run line under it."""
+def box_title(box: AgentBox, *, one_line: bool = False) -> str:
+    """A box's title, with the run line under it (`one_line`: after it, without the detail,
+    which the agent inside that failed or waits shows on its own card)."""
+    if one_line:
+        text = run_text(box.run, max_detail=0)
+        return box.label + (f" · {text}" if text else "")
     text = run_text(box.run)
     return box.label + (f"\n{text}" if text else "")
 

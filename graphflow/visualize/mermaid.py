@@ -59,7 +59,8 @@ def render(drawing: Drawing) -> str:
     @contextmanager
     def emit_box(indent: str, box: AgentBox) -> Iterator[str]:
         safe = ids(box.id, "c")
-        lines.append(f'{indent}subgraph {safe}["{_text(box_title(box))}"]')
+        # Mermaid lays a subgraph out as if its title were one short line
+        lines.append(f'{indent}subgraph {safe}["{_text(box_title(box, one_line=True))}"]')
         lines.append(f"{indent}  direction TB")
         yield indent + "  "
         lines.append(f"{indent}end")

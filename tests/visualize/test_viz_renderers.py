@@ -180,3 +180,49 @@ def test_agent_draw_methods(tmp_path: Path) -> None:
     out = pipeline.draw_to(tmp_path / "team.puml", dataflow=True)
     text = Path(out).read_text(encoding="utf-8")
     assert text.startswith("@startuml competitive_analysis") and "{research_data}" in text
+
+
+def _boom(messages: Any, n: int) -> str:
+    raise ValueError("search backend is down")
+
+
+def test_run_overlays_pass_the_renderers(mermaid_page: Any, tmp_path: Path) -> None:
+    from graphflow import FunctionAgent, LoopAgent, ParallelAgent, ReactAgent, SequentialAgent
+    from graphflow.testing import ScriptedChatModel
+
+    body = LoopAgent(
+        name="body",
+        max_iterations=2,
+        sub_agents=[
+            ReactAgent(name="good", model=ScriptedChatModel(replies=["a", "b"]), output_key="g"),
+            ReactAgent(name="bad", model=ScriptedChatModel(fn=_boom), output_key="b"),
+        ],
+    )
+    fan = ParallelAgent(
+        name="fan", sub_agents=[body, FunctionAgent(name="fn", fn=lambda s: 1, output_key="f")]
+    )
+    team = SequentialAgent(name="team", sub_agents=[fan])
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    with pytest.raises(Exception, match="search backend is down"):
+        team.invoke("go", thread_id="t", checkpointer=url)
+    overlay = {"thread_id": "t", "checkpointer": url}
+    mermaid = str(draw(team, "mermaid", **overlay))
+    # Mermaid leaves no room for a second title line: a box's run state follows its name
+    assert 'subgraph c_body["body · loop · ✖ failed · passes 1"]' in mermaid
+    assert "✖ failed (ValueError: search backend is down)" in mermaid  # on the failed card
+    result = mermaid_page.evaluate(RENDER, mermaid)
+    assert result["ok"], result.get("error")
+    dot = subprocess.run(
+        [program("dot"), "-Tsvg"],
+        input=str(draw(team, "dot", **overlay)),
+        capture_output=True,
+        text=True,
+    )
+    assert dot.returncode == 0 and "search backend is down" in dot.stdout, dot.stderr
+    puml = subprocess.run(
+        [program("plantuml"), "-tsvg", "-pipe"],
+        input=str(draw(team, "plantuml", **overlay)),
+        capture_output=True,
+        text=True,
+    )
+    assert puml.returncode == 0 and "search backend is down" in puml.stdout, puml.stderr
