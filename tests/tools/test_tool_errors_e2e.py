@@ -52,6 +52,7 @@ def test_invalid_arguments_go_back_to_the_model_which_regenerates(run):
     info = tool_result(error)
     assert info is not None and not info.success
     assert info.error_type is ToolErrorType.INVALID_PARAM
+    assert info.error_message in error.content and info.data == error.content
     ok = _last_tool_message(model, 2)
     assert ok.status == "success" and ok.content == "Paris: sunny for 2 days"
     assert tool_result(ok).success
