@@ -183,11 +183,15 @@ def test_a_slow_call_times_out_and_the_session_keeps_working(everything, mark, r
 
 
 @pytest.mark.parametrize("api", ["invoke", "ainvoke"])
-def test_mcp_tools_in_agents_inside_a_parallel_agent(everything, time_server, mark, api):
+def test_mcp_tools_in_agents_inside_a_parallel_agent(everything, time_server, mark, processes, api):
     config = {
         "mcpServers": {
             "everything": _everything(everything, mark, include=["echo", "get-sum"]),
-            "time": {"command": time_server[0], "args": time_server[1:]},
+            "time": {
+                "command": time_server[0],
+                "args": time_server[1:],
+                "env": {"GF_TEST_MARK": mark},
+            },
         }
     }
     with MCPToolset.from_config(config, errlog=QUIET) as mcp:
@@ -223,6 +227,8 @@ def test_mcp_tools_in_agents_inside_a_parallel_agent(everything, time_server, ma
         assert '"timezone": "UTC"' in contents["get_current_time"]
         assert result["adder_out"] == "adder done" and result["clock_out"] == "clock done"
         assert mcp.connects("everything") == 1 and mcp.connects("time") == 1
+        assert len(processes.marked(mark)) == 2
+    assert processes.wait_gone(mark) == []  # both servers ended with the toolset
 
 
 def test_close_leaves_no_server_process(everything, mark, processes):
