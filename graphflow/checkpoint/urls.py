@@ -13,6 +13,7 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 
+from graphflow.checkpoint._damaged import named_errors
 from graphflow.checkpoint.serde import safe_serializer
 from graphflow.exceptions import CheckpointStoreError, GraphflowConfigError, _hide_passwords
 
@@ -172,7 +173,7 @@ def resolve_checkpointer(spec: Any, *, allowed_types: Iterable[type] = ()) -> An
         from langgraph.checkpoint.sqlite import SqliteSaver
 
         path = _sqlite_path(spec)
-        saver = SqliteSaver(_open_sqlite(spec, path), serde=serde)
+        saver = named_errors(SqliteSaver, _open_sqlite(spec, path), serde=serde, store=spec)
         try:
             saver.setup()
         except sqlite3.DatabaseError as exc:
@@ -190,7 +191,7 @@ def resolve_checkpointer(spec: Any, *, allowed_types: Iterable[type] = ()) -> An
         pool = ConnectionPool(spec, **_pool_options(ConnectionPool, dict_row, timeout))
         try:
             pool.open(wait=True, timeout=timeout)
-            psaver = PostgresSaver(pool, serde=serde)  # type: ignore[arg-type]
+            psaver = named_errors(PostgresSaver, pool, serde=serde, store=safe_url(spec))
             psaver.setup()
         except Exception as exc:
             pool.close()
@@ -289,7 +290,7 @@ async def _build_async(
         path = _sqlite_path(spec)
         _open_sqlite(spec, path).close()  # the same checks as the sync saver
         conn = await aiosqlite.connect(path, timeout=30)
-        saver = AsyncSqliteSaver(conn, serde=serde)
+        saver = named_errors(AsyncSqliteSaver, conn, serde=serde, store=spec)
         try:
             await saver.setup()
         except sqlite3.DatabaseError as exc:
@@ -309,7 +310,7 @@ async def _build_async(
     )
     try:
         await pool.open(wait=True, timeout=timeout)
-        psaver = AsyncPostgresSaver(pool, serde=serde)  # type: ignore[arg-type]
+        psaver = named_errors(AsyncPostgresSaver, pool, serde=serde, store=safe_url(spec))
         await psaver.setup()
     except Exception as exc:
         await pool.close()

@@ -22,7 +22,7 @@ from langgraph.checkpoint.serde.jsonplus import EXT_CONSTRUCTOR_SINGLE_ARG, EXT_
 from graphflow import FunctionAgent, ReactAgent, SequentialAgent
 from graphflow.checkpoint import CheckpointTypeError, allow_types, safe_serializer
 from graphflow.checkpoint.serde import allowed_types, disallow_types
-from graphflow.exceptions import StateValueError, ToolError
+from graphflow.exceptions import CheckpointStoreError, StateValueError, ToolError
 from graphflow.testing import ScriptedChatModel, tool_call
 
 
@@ -215,3 +215,44 @@ def test_a_checkpoint_holding_a_forbidden_type_is_listed_unreadable_and_never_ru
     with pytest.raises(CheckpointTypeError):
         team.get_state("evil", checkpointer=store)
     assert not marker.exists()
+
+
+@pytest.mark.parametrize("damaged", ["checkpoint", "pending write"])
+async def test_a_damaged_row_is_one_store_error_naming_the_thread_from_every_method(
+    store, db: Path, calls, damaged: str
+) -> None:
+    team = _reading_team(calls, 1.5)
+    for thread in ("good", "bad"):
+        team.invoke("go", thread_id=thread, checkpointer=store)
+    with sqlite3.connect(db) as conn:
+        if damaged == "checkpoint":
+            conn.execute(
+                "UPDATE checkpoints SET checkpoint = X'c1c1c1' WHERE thread_id = 'bad' "
+                "AND checkpoint_ns = ''"
+            )
+        else:
+            conn.execute("UPDATE writes SET value = X'c1c1c1' WHERE thread_id = 'bad'")
+    fresh = _reading_team(calls, 1.5)
+    attempts = {
+        "get_state": lambda: fresh.get_state("bad", checkpointer=store),
+        "history": lambda: fresh.history("bad", checkpointer=store),
+        "resume": lambda: fresh.resume("bad", checkpointer=store),
+        "invoke": lambda: fresh.invoke("again", thread_id="bad", checkpointer=store),
+    }
+    for method, attempt in attempts.items():
+        with pytest.raises(CheckpointStoreError) as caught:  # not the decoder's ValueError
+            attempt()
+        message = str(caught.value)
+        assert f"checkpoint store {store}: a checkpoint of thread 'bad' cannot be loaded" in (
+            message
+        ), method
+        assert "damaged" in message and "new thread id" in message and "\n" not in message
+    with pytest.raises(CheckpointStoreError, match="thread 'bad' cannot be loaded"):
+        await fresh.ainvoke("again", thread_id="bad", checkpointer=store)
+    with pytest.raises(CheckpointStoreError, match="thread 'bad' cannot be loaded"):
+        await fresh.aresume("bad", checkpointer=store)
+    # the damage stays with that thread
+    runs = {r.thread_id: r.status for r in fresh.runs(checkpointer=store)}
+    assert runs == {"good": "done", "bad": "unreadable"}
+    assert fresh.get_state("good", checkpointer=store).values["reading"] == 1.5
+    assert fresh.invoke("more", thread_id="good", checkpointer=store)["reading"] == 1.5

@@ -161,3 +161,48 @@ async def test_a_hanging_tool_times_out_and_the_model_is_told(mode, kind, store,
     told = model.requests[1][-1]
     assert isinstance(told, ToolMessage) and told.status == "error"
     assert told.text.startswith("Error [TIMEOUT] in tool `lookup`: no answer within 0.3 s")
+
+
+class StallingStreamModel(ScriptedChatModel):
+    """Streams the first token of its first reply, then stalls (a connection that stops mid-reply)."""
+
+    release: threading.Event = Field(default_factory=threading.Event)
+
+    def _stream(self, messages: Any, stop: Any = None, run_manager: Any = None, **kw: Any):
+        stall = self.calls == 0
+        for n, chunk in enumerate(super()._stream(messages, stop, run_manager, **kw)):
+            yield chunk
+            if stall and n == 0:
+                self.release.wait(WAIT)
+
+    async def _astream(self, messages: Any, stop: Any = None, run_manager: Any = None, **kw: Any):
+        stall = self.calls == 0
+        n = 0
+        async for chunk in super()._astream(messages, stop, run_manager, **kw):
+            yield chunk
+            if stall and n == 0:
+                await asyncio.sleep(WAIT)
+            n += 1
+
+
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+async def test_a_stream_that_stalls_mid_reply_times_out_and_the_run_resumes(
+    mode, store, calls
+) -> None:
+    model = StallingStreamModel(replies=["a late answer", "on time"], model_name="stall-1")
+    team = _pipeline(model, calls, model_timeout=0.3)
+    seen: list[str] = []
+    try:
+        with pytest.raises(ModelTimeoutError, match="model_timeout=0.3 s"):
+            if mode == "stream":
+                for event in team.stream("go", thread_id="t", checkpointer=store):
+                    seen.append(type(event).__name__)
+            else:
+                async for event in team.astream("go", thread_id="t", checkpointer=store):
+                    seen.append(type(event).__name__)
+    finally:
+        model.release.set()
+    assert "ModelToken" in seen  # it had begun to answer
+    assert "RunFinished" not in seen
+    state = team.resume("t")
+    assert state["draft"] == "on time" and (calls["prep"], model.calls) == (1, 2)
