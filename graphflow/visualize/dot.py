@@ -52,10 +52,11 @@ def _text(label: str) -> str:
     return label.replace("\\", "\\\\").replace("\n", "\\n")
 
 
-def _module() -> Any:
+def graphviz_module() -> Any:
+    """The `graphviz` package, or an ImportError that names the extra to install."""
     try:
         import graphviz
-    except ImportError as exc:  # pragma: no cover - the viz extra is installed in dev
+    except ImportError as exc:
         raise ImportError(
             'DOT, SVG and PNG drawings need the graphviz package: pip install "graphflow-agents[viz]"'
         ) from exc
@@ -64,7 +65,7 @@ def _module() -> Any:
 
 def to_graphviz(drawing: Drawing) -> graphviz.Digraph:
     """The drawing as a `graphviz.Digraph` (render it with `.pipe(format=...)`)."""
-    graphviz = _module()
+    graphviz = graphviz_module()
     ids = SafeIds()
     agents = {a.id: a for a in drawing.agents}
     graph = graphviz.Digraph(

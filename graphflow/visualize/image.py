@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from graphflow.exceptions import RendererMissingError
-from graphflow.visualize.dot import to_graphviz
+from graphflow.visualize.dot import graphviz_module, to_graphviz
 from graphflow.visualize.model import Drawing
 
 __all__ = ("render_image",)
@@ -14,8 +14,9 @@ def render_image(drawing: Drawing, format: str) -> bytes:
 
     Raises:
         RendererMissingError: Graphviz's `dot` program is not installed.
+        ImportError: the `graphviz` package is not installed (`graphflow-agents[viz]`).
     """
-    import graphviz
+    graphviz = graphviz_module()
 
     try:
         return bytes(to_graphviz(drawing).pipe(format=format))

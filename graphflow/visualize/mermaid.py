@@ -79,6 +79,8 @@ def render(drawing: Drawing) -> str:
             link_styles.append(f"  linkStyle {index} marker-end:none")
         else:
             lines.append(f"  {ids(edge.source)} {_ARROWS[edge.style]}{label} {ids(edge.target)}")
+            if edge.style == "dotted":  # Mermaid has one broken line: dots set apart from dashes
+                link_styles.append(f"  linkStyle {index} stroke-dasharray:1 4")
     for status, (fill, stroke) in STATUS_COLORS.items():
         if status in classes:
             lines.append(f"  classDef {status} fill:{fill},stroke:{stroke}")

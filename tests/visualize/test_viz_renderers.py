@@ -226,3 +226,14 @@ def test_run_overlays_pass_the_renderers(mermaid_page: Any, tmp_path: Path) -> N
         text=True,
     )
     assert puml.returncode == 0 and "search backend is down" in puml.stdout, puml.stderr
+
+
+@pytest.mark.parametrize("format", ["dot", "svg", "png"])
+def test_missing_graphviz_package_names_the_extra(
+    monkeypatch: pytest.MonkeyPatch, format: str
+) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "graphviz", None)  # `import graphviz` raises ImportError
+    with pytest.raises(ImportError, match=r'pip install "graphflow-agents\[viz\]"'):
+        draw(pipeline, format)
