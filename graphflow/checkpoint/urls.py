@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
@@ -140,7 +141,7 @@ def _unsupported(spec: Any) -> GraphflowConfigError:
         )
     return GraphflowConfigError(
         f"checkpointer URL {spec!r} is not supported; use memory:, sqlite:///path/runs.db or "
-        "postgresql://user:pass@host:port/db"
+        "postgresql://user@host:port/db"
     )
 
 
@@ -204,11 +205,15 @@ def pg_timeout() -> float:
     """Seconds to wait for PostgreSQL (`GRAPHFLOW_PG_CONNECT_TIMEOUT`, default 5)."""
     raw = os.environ.get(PG_CONNECT_TIMEOUT_ENV, "5")
     try:
-        return max(0.5, float(raw))
+        seconds = float(raw)
     except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds > 0):
         raise GraphflowConfigError(
-            f"{PG_CONNECT_TIMEOUT_ENV}={raw!r} is not a number of seconds"
-        ) from None
+            f"{PG_CONNECT_TIMEOUT_ENV}={raw!r} is not a number of seconds; set it to how long "
+            "to wait for PostgreSQL, such as 5"
+        )
+    return max(0.5, seconds)
 
 
 def _pool_options(pool_class: Any, row_factory: Any, timeout: float) -> dict[str, Any]:

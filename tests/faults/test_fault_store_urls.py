@@ -202,8 +202,29 @@ def test_a_postgres_that_never_answers_fails_within_the_configured_timeout(
     assert "waited at most 1 s" in str(error) and f"127.0.0.1:{port}/db" in str(error)
 
 
-def test_a_bad_timeout_setting_is_a_config_error(calls, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("value", ["soon", "inf", "nan", "0", "-3"])
+def test_a_bad_timeout_setting_is_a_config_error(
+    calls, monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
     pytest.importorskip("psycopg")
-    monkeypatch.setenv("GRAPHFLOW_PG_CONNECT_TIMEOUT", "soon")
-    with pytest.raises(GraphflowConfigError, match=r"GRAPHFLOW_PG_CONNECT_TIMEOUT='soon'"):
-        _team(calls).invoke("go", thread_id="t", checkpointer="postgresql://u@127.0.0.1:9/db")
+    monkeypatch.setenv("GRAPHFLOW_PG_CONNECT_TIMEOUT", value)
+    for attempt in (
+        lambda: _team(calls).invoke(
+            "go", thread_id="t", checkpointer="postgresql://u@127.0.0.1:9/db"
+        ),
+        lambda: asyncio.run(
+            _team(calls).ainvoke("go", thread_id="t", checkpointer="postgresql://u@127.0.0.1:9/db")
+        ),
+    ):
+        with pytest.raises(GraphflowConfigError) as caught:  # (inf was a raw OverflowError)
+            attempt()
+        assert f"GRAPHFLOW_PG_CONNECT_TIMEOUT={value!r} is not a number of seconds" in str(
+            caught.value
+        )
+        assert "such as 5" in str(caught.value)
+
+
+def test_the_url_hint_shows_no_password_placeholder(calls) -> None:
+    with pytest.raises(GraphflowConfigError) as caught:
+        _team(calls).invoke("go", thread_id="t", checkpointer="mysql://db/runs")
+    assert "postgresql://user@host:port/db" in str(caught.value) and "***" not in str(caught.value)
