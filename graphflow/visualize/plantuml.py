@@ -50,6 +50,7 @@ def render(drawing: Drawing) -> str:
         "skinparam defaultFontName DejaVu Sans",
         "skinparam defaultFontSize 11",
         "skinparam rectangle {\n  RoundCorner 12\n}",
+        "skinparam agent {\n  BorderColor #181818\n}",
         "top to bottom direction",
     ]
 
