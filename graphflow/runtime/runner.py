@@ -140,6 +140,15 @@ async def _inline(held: Any) -> AsyncIterator[None]:
         yield
 
 
+def _stored(graph: Any, what: str) -> None:
+    """Refuse to read stored runs of a graph that stores none (`checkpointer=False`)."""
+    if not graph.checkpointer:
+        raise InputError(
+            f"{what} reads a stored run, but checkpointer=False stores none; pass the "
+            "checkpointer the run used (a URL such as sqlite:///runs.db, or a saver)"
+        )
+
+
 class Runtime:
     """The `AgentRuntime` graphflow installs (see `graphflow.agents._runtime`)."""
 
@@ -380,6 +389,7 @@ class Runtime:
         """Continue a crashed, failed or interrupted run from its last checkpoint."""
         check_thread_id(thread_id)
         graph, spec = self._graph(agent, checkpointer)
+        _stored(graph, "resume")
         cfg = _config(agent, thread_id, config)
         with _guard(graph, spec, cfg), _lease(graph, spec, cfg):
             snapshot = graph.get_state(cfg, subgraphs=True)
@@ -402,6 +412,7 @@ class Runtime:
         graphs.remember(agent, checkpointer)
         cfg = _config(agent, thread_id, config)
         async with graphs.async_graph(agent, spec) as graph, _alease(graph, spec, cfg):
+            _stored(graph, "resume")
             with _guard(graph, spec, cfg):
                 snapshot = await graph.aget_state(cfg, subgraphs=True)
                 self._check_resume(agent, snapshot, thread_id, value, spec)
@@ -415,6 +426,7 @@ class Runtime:
         """The thread's latest `StateSnapshot`."""
         check_thread_id(thread_id)
         graph, spec = self._graph(agent, checkpointer)
+        _stored(graph, "get_state")
         snapshot = graph.get_state({"configurable": {"thread_id": thread_id}}, subgraphs=True)
         if snapshot.created_at is None:
             raise RunNotFoundError(
@@ -441,6 +453,7 @@ class Runtime:
         """The thread's checkpoints, newest first."""
         check_thread_id(thread_id)
         graph, spec = self._graph(agent, checkpointer)
+        _stored(graph, "history")
         out = run_history(graph, thread_id, all_namespaces=all_namespaces)
         if not out:
             raise RunNotFoundError(

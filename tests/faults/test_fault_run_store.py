@@ -201,3 +201,14 @@ def _message(fn) -> str:
     except Exception as exc:  # noqa: BLE001
         return str(exc)
     raise AssertionError("no error")
+
+
+@pytest.mark.parametrize("method", ["resume", "get_state", "history"])
+def test_reading_a_run_without_a_store_says_so(calls, method: str) -> None:
+    team = _team(calls)
+    team.invoke("pumps", thread_id="t", checkpointer=False)
+    with pytest.raises(InputError) as caught:  # (was LangGraph's "No checkpointer set")
+        getattr(team, method)("t", checkpointer=False)
+    message = str(caught.value)
+    assert f"{method} reads a stored run, but checkpointer=False stores none" in message
+    assert "sqlite:///runs.db" in message
