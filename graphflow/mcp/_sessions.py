@@ -37,6 +37,16 @@ class ToolsetClosedError(RuntimeError):
     """A call reached a toolset after `close()`: its sessions and servers are gone for good."""
 
 
+class SessionLostError(ConnectionError):
+    """The server no longer knows the session (an HTTP server that restarted): reconnect."""
+
+
+# errors the SDK gives for a request the server refused at the HTTP level (a session it no
+# longer knows answers 404 "Session terminated", or 400 with a plain body) — or a tool's own
+# internal error: whether the session still answers tells them apart
+_SESSION_ERRORS = (mcp_types.INTERNAL_ERROR, mcp_types.INVALID_REQUEST)
+
+
 class SessionLoop:
     """A daemon thread running the event loop that owns a toolset's sessions."""
 
@@ -166,18 +176,32 @@ class Connection:
     ) -> mcp_types.CallToolResult:
         """Call `tool`; a dead session is stopped so the next call reconnects."""
         client = await self.client(connect_timeout)
+        session = self._task
         try:
             return await client.call_tool(tool, arguments, read_timeout_seconds=timeout)
         except MCPError as exc:
             if exc.code == mcp_types.CONNECTION_CLOSED:
-                await self._finish()
+                await self._finish(session)
+            elif exc.code in _SESSION_ERRORS and not await _still_answers(client):
+                await self._finish(session)
+                raise SessionLostError(f"lost the session ({exc})") from exc
             raise
         except (OSError, EOFError, httpx2.TransportError) as exc:
             logger.debug("MCP server %s: call failed with %r; restarting", self.name, exc)
-            await self._finish()
+            await self._finish(session)
             raise
 
-    async def _finish(self) -> None:
+    async def _finish(self, session: asyncio.Task[None] | None = None) -> None:
+        """End the current session — only if it is still `session`, when given.
+
+        A call that failed on a dead session must not end the new one that a later call
+        already started (several calls may fail on the same dead session, one by one).
+        """
+        if session is not None and self._task is not session:
+            return
+        await self._end()
+
+    async def _end(self) -> None:
         task, stop = self._task, self._stop
         self._task = None
         self._client = None
@@ -194,4 +218,13 @@ class Connection:
 
     async def aclose(self) -> None:
         """End the session (the SDK stops a stdio server's process)."""
-        await self._finish()
+        await self._end()
+
+
+async def _still_answers(client: Client) -> bool:
+    # a listing, not a ping: ping is gone from the 2026-07-28 protocol; bypass the SDK's cache
+    try:
+        await asyncio.wait_for(client.list_tools(cache_mode="bypass"), 5.0)
+    except Exception:
+        return False
+    return True

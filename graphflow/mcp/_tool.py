@@ -13,7 +13,8 @@ the agent's recovery table:
   failures in the result precisely so the model can adapt — never as UNKNOWN, so a server's
   error never stops the run.
 * A dead or unreachable server (also one that cannot be reached again: the transport's error
-  inside an exception group) → RESOURCE_NOT_FOUND; the next call starts a new session.
+  inside an exception group), or an HTTP server that lost the session (it restarted) →
+  RESOURCE_NOT_FOUND; the next call starts a new session.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from graphflow.exceptions import (
     ToolResourceNotFoundError,
     ToolTimeoutError,
 )
-from graphflow.mcp._sessions import ToolsetClosedError
+from graphflow.mcp._sessions import SessionLostError, ToolsetClosedError
 from graphflow.mcp.config import StdioServer
 
 if TYPE_CHECKING:
@@ -169,6 +170,8 @@ class MCPTool(BaseTool):
                     tool=self.name,
                 )
             return _classify(f"MCP error {exc.code}: {exc.message}", tool=self.name)
+        if isinstance(exc, SessionLostError):
+            return self._unreachable(str(exc))
         if isinstance(exc, TimeoutError):
             return self._unreachable(f"did not start within {self.connect_timeout:g} s")
         if isinstance(exc, OSError | EOFError | RuntimeError) or type(exc).__module__.startswith(

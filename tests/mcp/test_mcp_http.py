@@ -77,3 +77,28 @@ def test_a_dead_http_server_is_an_error_result_until_it_is_back(http_server, run
         assert "MCP server `web` cannot be reached (ConnectError" in down.content
         assert back.content == "Echo: call 3"
         assert result["out"] == "survived"
+
+
+def test_a_restarted_http_server_lost_the_session_and_the_next_call_reconnects(http_server, run):
+    url = http_server("streamableHttp")
+    port = int(url.split(":")[2].split("/")[0])
+
+    def reply(messages, n):
+        if n == 1:  # restarted between two calls: the old session id means nothing to it now
+            http_server.kill(url)
+            http_server("streamableHttp", port=port)
+        if n < 3:
+            return tool_call("echo", {"message": f"call {n}"})
+        return "survived"
+
+    with MCPToolset({"web": HttpServer(url=url, include=["echo"])}) as mcp:
+        agent = ReactAgent(
+            name="a", model=ScriptedChatModel(fn=reply), tools=mcp.tools(), output_key="out"
+        )
+        result = run(agent, "go")
+        first, lost, again = [m for m in result["messages"] if isinstance(m, ToolMessage)]
+        assert first.content == "Echo: call 0" and again.content == "Echo: call 2"
+        assert tool_result(lost).error_type == "RESOURCE_NOT_FOUND"
+        assert "MCP server `web` lost the session" in lost.content
+        assert mcp.connects("web") == 2
+        assert result["out"] == "survived"

@@ -10,6 +10,7 @@ import sys
 import textwrap
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from langchain_core.messages import ToolMessage
@@ -398,3 +399,16 @@ def test_a_server_killed_during_a_call_answers_that_call_at_once(everything, mar
         assert wall < 4.0  # not the operation's 5 s, nor a timeout: the call ended with the server
         assert mcp.connects("everything") == 2
     assert processes.wait_gone(mark) == []
+
+
+def test_a_tools_internal_error_on_a_live_session_is_its_result_not_a_reconnect(run):
+    server = Path(__file__).with_name("internal_error_server.py")
+    model = ScriptedChatModel(replies=[tool_call("explode", {}), tool_call("fine", {}), "done"])
+    with MCPToolset({"flaky": {"command": sys.executable, "args": [str(server)]}}) as mcp:
+        agent = ReactAgent(name="a", model=model, tools=mcp.tools())
+        result = run(agent, "go")
+        exploded, fine = _messages(result)
+        assert exploded.status == "error" and "the database exploded" in exploded.content
+        assert tool_result(exploded).error_type == "INVALID_PARAM"  # the model reads the reason
+        assert fine.content == "fine"
+        assert mcp.connects("flaky") == 1  # the session still answered: it was kept
