@@ -247,9 +247,14 @@ class _Call:
         if failure.error_type == ToolErrorType.INVALID_PARAM:
             streak = int((self.history or {}).get("invalid_streak") or 0) + 1
             if streak > self.policy.max_invalid_params:
+                what = (
+                    "does not exist and was asked for"
+                    if self.tool is None
+                    else "was called with invalid arguments"
+                )
                 raise self.fatal(
                     failure,
-                    f"was called with invalid arguments {streak} times in a row "
+                    f"{what} {streak} times in a row "
                     f"(max_invalid_params={self.policy.max_invalid_params})",
                 )
         result = ToolResult(

@@ -86,6 +86,14 @@ def test_invalid_params_are_bounded_per_tool(run):
     assert model.calls == 3  # two errors went back to the model, the third stopped the run
 
 
+def test_a_model_that_keeps_naming_a_missing_tool_is_stopped_too(run):
+    model = ScriptedChatModel(fn=lambda messages, n: tool_call("wether", {"city": "Paris"}))
+    agent = _agent(model, [weather], default_tool_policy=ToolPolicy(max_invalid_params=1))
+    with pytest.raises(ToolError, match="`wether` does not exist and was asked for 2 times"):
+        run(agent, "go")
+    assert model.calls == 2
+
+
 def test_a_tool_chooses_its_error_type_by_raising_a_typed_error(run):
     @tool
     def book(day: str) -> str:
