@@ -273,11 +273,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
     thread_id = args.thread_id or f"run-{uuid.uuid4().hex[:8]}"
     args.thread = thread_id
     _say(f"thread {thread_id} (resume with: {_resume_command(args, thread_id)})")
+    return _stream(args, agent, data, thread_id, args.target)
+
+
+def _stream(args: argparse.Namespace, agent: Agent, data: Any, thread_id: str, target: str) -> int:
+    """Run or continue `agent` on the thread, recording `target`; show it; the exit code."""
     events = agent.stream(
         data,
         thread_id=thread_id,
         checkpointer=args.checkpointer,
-        config=_recorded(args.target),
+        config=_recorded(target),
         events=True,
     )
     return _watch(agent, events, args, thread_id)
@@ -299,14 +304,7 @@ def _resume(args: argparse.Namespace, agent: Agent, thread_id: str, answer: Any)
     from langgraph.types import Command
 
     data: Command | None = None if answer is None else Command(resume=answer)
-    events = agent.stream(
-        data,
-        thread_id=thread_id,
-        checkpointer=args.checkpointer,
-        config=_recorded(args.loaded_from),
-        events=True,
-    )
-    return _watch(agent, events, args, thread_id)
+    return _stream(args, agent, data, thread_id, args.loaded_from)
 
 
 def _cmd_resume(args: argparse.Namespace) -> int:

@@ -48,27 +48,11 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from graphflow.agents import (
-    Agent,
-    FunctionAgent,
-    LlmRoutingAgent,
-    LoopAgent,
-    ParallelAgent,
-    ReactAgent,
-    SequentialAgent,
-)
+from graphflow.agents import Agent  # the package imports every built-in kind (see `_kinds`)
 from graphflow.exceptions import AgentSpecError, GraphflowConfigError, GraphflowError
 
 __all__ = ("SpecError", "agent_from_spec", "agent_to_spec", "dump_spec", "load_spec", "spec_schema")
 
-_BUILTIN: tuple[type[Agent], ...] = (
-    ReactAgent,
-    SequentialAgent,
-    ParallelAgent,
-    LoopAgent,
-    LlmRoutingAgent,
-    FunctionAgent,
-)
 _IMPORT_PATH = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 
 # objects made from a spec remember the spec value they came from (so `to_spec` writes it back);
@@ -235,7 +219,7 @@ class _Builder:
         if value is None:
             if default is not None and default is not Agent:
                 return default
-            names = ", ".join(c.__name__ for c in _BUILTIN)
+            names = ", ".join(sorted(_kinds()))
             raise self.error(f"missing; give the agent kind: {names} or module:Class", path)
         kinds = _kinds()
         if isinstance(value, str) and value in kinds:
@@ -399,7 +383,9 @@ def _kinds() -> dict[str, type[Agent]]:
     stack: list[type[Agent]] = list(Agent.__subclasses__())
     while stack:
         cls = stack.pop()
-        if cls.__module__.startswith("graphflow."):
+        # graphflow's kinds; a base shared by kinds (`ModelAgent`) lives in a private module
+        module = cls.__module__
+        if module.startswith("graphflow.") and not module.rpartition(".")[2].startswith("_"):
             out.setdefault(cls.__name__, cls)
         stack.extend(cls.__subclasses__())
     return out

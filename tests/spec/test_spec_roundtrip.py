@@ -215,8 +215,11 @@ def test_file_level_errors(tmp_path) -> None:
     with pytest.raises(SpecError, match=r"bad.yaml:\d+: not valid YAML"):
         load_spec(bad)
     nokind = _write(tmp_path, "name: x\n")
-    with pytest.raises(SpecError, match="kind: missing"):
+    with pytest.raises(SpecError, match="kind: missing; give the agent kind: FunctionAgent, "):
         load_spec(nokind)
+    base = _write(tmp_path, "kind: ModelAgent\nname: x\n")
+    with pytest.raises(SpecError, match="unknown agent kind 'ModelAgent'"):
+        load_spec(base)
 
 
 def test_to_spec_names_what_it_cannot_write() -> None:
@@ -249,6 +252,8 @@ def test_schema_validates_the_example_specs_and_rejects_typos(tmp_path) -> None:
     ):
         props = schema["$defs"][kind]["properties"]
         assert "name" in props and "checkpointer" not in props
+    assert "ModelAgent" not in schema["$defs"]  # a shared base, not a kind
+    assert len(schema["$defs"]["Agent"]["oneOf"]) == 6
     assert set(schema["$defs"]["LoopAgent"]["properties"]) >= set(LoopAgent.model_fields) - {
         "checkpointer"
     }
