@@ -119,11 +119,8 @@ class LeaseStore(Protocol):
         ...
 
 
-_SELECT = "SELECT owner, host, pid, heartbeat FROM graphflow_leases WHERE thread_id = {}"
-
-
 def _lease_row(thread_id: str, row: Any) -> Lease | None:
-    """The lease a `_SELECT` row describes (None for no row)."""
+    """The lease a `SELECT owner, host, pid, heartbeat` row describes (None for no row)."""
     if row is None:
         return None
     return Lease(thread_id=thread_id, owner=row[0], host=row[1], pid=row[2], heartbeat=row[3])
@@ -197,7 +194,44 @@ _SQLITE_TABLE = (
 )
 
 
-class SqliteLeases:
+class _TableLeases:
+    """Leases as rows of a `graphflow_leases` table (SQL written with `?` placeholders)."""
+
+    name: str
+    _mark = "?"
+
+    def _connect(self, doing: str) -> contextlib.AbstractContextManager[Any]:
+        raise NotImplementedError
+
+    def _sql(self, sql: str) -> str:
+        return sql.replace("?", self._mark)
+
+    def _select(self, conn: Any, thread_id: str, suffix: str = "") -> Lease | None:
+        sql = "SELECT owner, host, pid, heartbeat FROM graphflow_leases WHERE thread_id = ?"
+        return _lease_row(thread_id, conn.execute(self._sql(sql) + suffix, (thread_id,)).fetchone())
+
+    def renew(self, thread_id: str, owner: str) -> None:  # noqa: D102
+        with self._connect("renewing a lease") as conn:
+            conn.execute(
+                self._sql(
+                    "UPDATE graphflow_leases SET heartbeat = ? WHERE thread_id = ? AND owner = ?"
+                ),
+                (time.time(), thread_id, owner),
+            )
+
+    def release(self, thread_id: str, owner: str) -> None:  # noqa: D102
+        with self._connect("releasing a lease") as conn:
+            conn.execute(
+                self._sql("DELETE FROM graphflow_leases WHERE thread_id = ? AND owner = ?"),
+                (thread_id, owner),
+            )
+
+    def holder(self, thread_id: str) -> Lease | None:  # noqa: D102
+        with self._connect(f"reading the lease of thread {thread_id!r}") as conn:
+            return self._select(conn, thread_id)
+
+
+class SqliteLeases(_TableLeases):
     """Leases in a table of the run's SQLite file.
 
     Each operation opens its own short connection, so no saver's transaction is disturbed; a
@@ -226,9 +260,7 @@ class SqliteLeases:
         with self._connect(f"taking the lease of thread {thread_id!r}") as conn:
             conn.execute("BEGIN IMMEDIATE")
             try:
-                current = _lease_row(
-                    thread_id, conn.execute(_SELECT.format("?"), (thread_id,)).fetchone()
-                )
+                current = self._select(conn, thread_id)
                 if current is not None and current.owner != owner and current.alive():
                     conn.execute("ROLLBACK")
                     return current
@@ -243,23 +275,6 @@ class SqliteLeases:
                 conn.execute("ROLLBACK")
                 raise
 
-    def renew(self, thread_id: str, owner: str) -> None:  # noqa: D102
-        with self._connect("renewing a lease") as conn:
-            conn.execute(
-                "UPDATE graphflow_leases SET heartbeat = ? WHERE thread_id = ? AND owner = ?",
-                (time.time(), thread_id, owner),
-            )
-
-    def release(self, thread_id: str, owner: str) -> None:  # noqa: D102
-        with self._connect("releasing a lease") as conn:
-            conn.execute(
-                "DELETE FROM graphflow_leases WHERE thread_id = ? AND owner = ?", (thread_id, owner)
-            )
-
-    def holder(self, thread_id: str) -> Lease | None:  # noqa: D102
-        with self._connect(f"reading the lease of thread {thread_id!r}") as conn:
-            return _lease_row(thread_id, conn.execute(_SELECT.format("?"), (thread_id,)).fetchone())
-
 
 _PG_TABLE = (
     "CREATE TABLE IF NOT EXISTS graphflow_leases (thread_id TEXT PRIMARY KEY, owner TEXT NOT NULL, "
@@ -267,12 +282,14 @@ _PG_TABLE = (
 )
 
 
-class PostgresLeases:
+class PostgresLeases(_TableLeases):
     """Leases in a table of the run's PostgreSQL database (own connections from its conninfo).
 
     `url` is a `postgresql://` URL or a libpq conninfo string (from a saver passed as an
     instance); connections wait at most `GRAPHFLOW_PG_CONNECT_TIMEOUT` seconds.
     """
+
+    _mark = "%s"
 
     def __init__(self, url: str) -> None:
         from graphflow.checkpoint.urls import safe_url
@@ -307,8 +324,7 @@ class PostgresLeases:
                 (thread_id, owner, lease.host, lease.pid),
             )
             # (a row just inserted has heartbeat 0: expired, so it is ours)
-            row = conn.execute(_SELECT.format("%s") + " FOR UPDATE", (thread_id,)).fetchone()
-            current = _lease_row(thread_id, row)
+            current = self._select(conn, thread_id, " FOR UPDATE")
             if current is not None and current.owner != owner and current.alive():
                 return current
             conn.execute(
@@ -317,26 +333,6 @@ class PostgresLeases:
                 (owner, lease.host, lease.pid, lease.heartbeat, thread_id),
             )
         return None
-
-    def renew(self, thread_id: str, owner: str) -> None:  # noqa: D102
-        with self._connect("renewing a lease") as conn:
-            conn.execute(
-                "UPDATE graphflow_leases SET heartbeat = %s WHERE thread_id = %s AND owner = %s",
-                (time.time(), thread_id, owner),
-            )
-
-    def release(self, thread_id: str, owner: str) -> None:  # noqa: D102
-        with self._connect("releasing a lease") as conn:
-            conn.execute(
-                "DELETE FROM graphflow_leases WHERE thread_id = %s AND owner = %s",
-                (thread_id, owner),
-            )
-
-    def holder(self, thread_id: str) -> Lease | None:  # noqa: D102
-        with self._connect(f"reading the lease of thread {thread_id!r}") as conn:
-            return _lease_row(
-                thread_id, conn.execute(_SELECT.format("%s"), (thread_id,)).fetchone()
-            )
 
 
 def _new(thread_id: str, owner: str) -> Lease:
