@@ -31,8 +31,8 @@ from graphflow.agents.function import FunctionAgent
 from graphflow.agents.loop import LoopAgent
 from graphflow.agents.parallel import ParallelAgent
 from graphflow.agents.routing import LlmRoutingAgent
+from graphflow.context.tokens import count_tokens
 from graphflow.hooks._runner import HOOK_FIRED
-from graphflow.runtime._tokens import count_messages
 from graphflow.state import AGENT_STATUS, LOOP_ITERATION, MESSAGES, TOOL_CALL, is_private
 
 __all__ = (
@@ -101,7 +101,8 @@ def _last_ai(messages: Any) -> AIMessage | None:
     return None
 
 
-def _usage(message: AIMessage | None, sent: Any) -> ev.Usage:
+def _usage(message: AIMessage | None, sent: Any, model: Any) -> ev.Usage:
+    """The model's own `usage_metadata`, else counted offline for `model` (see context.tokens)."""
     if message is None:
         return ev.Usage()
     meta = getattr(message, "usage_metadata", None)
@@ -111,8 +112,8 @@ def _usage(message: AIMessage | None, sent: Any) -> ev.Usage:
             output_tokens=int(meta.get("output_tokens", 0) or 0),
         )
     return ev.Usage(
-        input_tokens=count_messages(sent or ()),
-        output_tokens=count_messages([message]),
+        input_tokens=count_tokens(list(sent or ()), model, use_usage_metadata=False),
+        output_tokens=count_tokens(message, model),
         estimated=True,
     )
 
@@ -289,7 +290,7 @@ class EventTranslator:
             if error is not None:
                 return []
             reply = _last_ai(result.get(MESSAGES))
-            usage = _usage(reply, task.detail)
+            usage = _usage(reply, task.detail, getattr(task.frame.agent, "model", None))
             self._add_usage(task.frame, usage)
             return [self._make(ev.ModelFinished, task.frame, message=reply, usage=usage)]
         if task.kind == "tool":
