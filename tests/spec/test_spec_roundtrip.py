@@ -61,6 +61,60 @@ def test_kind_from_class_and_hooks_by_path() -> None:
     assert agent.to_spec() == {"kind": "ReactAgent", **spec}
 
 
+EVERY_KIND = """
+kind: SequentialAgent
+name: team
+sub_agents:
+  - kind: FunctionAgent
+    name: prep
+    fn: spec_kinds_parts:prep
+    output_key: cleaned
+  - kind: ParallelAgent
+    name: fan
+    merge: spec_kinds_parts:join
+    merge_output_key: both
+    sub_agents:
+      - {kind: FunctionAgent, name: left, fn: "spec_kinds_parts:left", output_key: l}
+      - {kind: FunctionAgent, name: right, fn: "spec_kinds_parts:right", output_key: r}
+  - kind: LoopAgent
+    name: again
+    max_iterations: 2
+    until: spec_kinds_parts:done
+    sub_agents:
+      - kind: LlmRoutingAgent
+        name: route
+        model: {ref: "spec_kinds_parts:router"}
+        fallback: plain
+        sub_agents:
+          - {kind: FunctionAgent, name: plain, fn: "spec_kinds_parts:left", output_key: p}
+"""
+
+PARTS = """
+from graphflow.testing import ScriptedChatModel
+
+def prep(state): return state["input"].strip()
+def left(state): return "L:" + state["cleaned"]
+def right(state): return "R:" + state["cleaned"]
+def join(values): return " + ".join(values.values())
+def done(state): return True
+router = ScriptedChatModel(replies=[{"agent": "plain"}])
+"""
+
+
+def test_every_kind_round_trips_with_functions_by_import_path(tmp_path) -> None:
+    (tmp_path / "spec_kinds_parts.py").write_text(PARTS)
+    path = tmp_path / "every.yaml"
+    path.write_text(EVERY_KIND)
+    agent = load_spec(path)
+    assert agent.to_spec() == yaml.safe_load(EVERY_KIND)
+    again = tmp_path / "every.json"
+    again.write_text(dump_spec(agent, "json"))
+    assert load_spec(again).draw("mermaid") == agent.draw("mermaid")
+    jsonschema.validate(agent.to_spec(), spec_schema())
+    state = agent.invoke("  x ", checkpointer="memory:")
+    assert state["both"] == "L:x + R:x" and state["p"] == "L:x"
+
+
 def _write(tmp_path, text: str) -> Path:
     path = tmp_path / "team.yaml"
     path.write_text(textwrap.dedent(text).lstrip())
