@@ -306,9 +306,7 @@ class PostgresLeases(_TableLeases):
 
         with (
             _failures(self.name, doing),
-            psycopg.connect(
-                self.url, autocommit=True, connect_timeout=max(1, int(pg_timeout()))
-            ) as conn,
+            psycopg.connect(self.url, autocommit=True, connect_timeout=int(pg_timeout())) as conn,
         ):
             if not self._ready:
                 conn.execute(_PG_TABLE)

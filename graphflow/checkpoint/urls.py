@@ -32,7 +32,7 @@ _MEMORY = ("memory:", "memory://")
 
 
 PG_CONNECT_TIMEOUT_ENV = "GRAPHFLOW_PG_CONNECT_TIMEOUT"
-"""Seconds to wait for PostgreSQL before a clear error (default 5)."""
+"""Seconds to wait for PostgreSQL before a clear error (default 5; libpq's minimum is 2)."""
 
 
 def _store_error(spec: str, path: str, problem: str, fix: str) -> CheckpointStoreError:
@@ -202,7 +202,7 @@ def resolve_checkpointer(spec: Any, *, allowed_types: Iterable[type] = ()) -> An
 
 
 def pg_timeout() -> float:
-    """Seconds to wait for PostgreSQL (`GRAPHFLOW_PG_CONNECT_TIMEOUT`, default 5)."""
+    """Seconds to wait for PostgreSQL (`GRAPHFLOW_PG_CONNECT_TIMEOUT`, default 5, at least 2)."""
     raw = os.environ.get(PG_CONNECT_TIMEOUT_ENV, "5")
     try:
         seconds = float(raw)
@@ -213,7 +213,8 @@ def pg_timeout() -> float:
             f"{PG_CONNECT_TIMEOUT_ENV}={raw!r} is not a number of seconds; set it to how long "
             "to wait for PostgreSQL, such as 5"
         )
-    return max(0.5, seconds)
+    # libpq waits whole seconds, and at least 2 (a connect_timeout of 1 is taken as 2)
+    return float(max(2, math.ceil(seconds)))
 
 
 def _pool_options(pool_class: Any, row_factory: Any, timeout: float) -> dict[str, Any]:
@@ -223,7 +224,7 @@ def _pool_options(pool_class: Any, row_factory: Any, timeout: float) -> dict[str
             "autocommit": True,
             "prepare_threshold": 0,
             "row_factory": row_factory,
-            "connect_timeout": max(1, int(timeout)),
+            "connect_timeout": int(timeout),
         },
         "timeout": timeout,
         "reconnect_timeout": timeout,
@@ -242,7 +243,7 @@ def _probe_postgres(spec: str, timeout: float) -> None:
     import psycopg
 
     try:
-        psycopg.connect(spec, connect_timeout=max(1, int(timeout))).close()
+        psycopg.connect(spec, connect_timeout=int(timeout)).close()
     except psycopg.Error as exc:
         raise _pg_unreachable(spec, timeout, exc) from None
 
