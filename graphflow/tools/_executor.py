@@ -6,7 +6,10 @@ in, one `ToolMessage` out (or a raised `ToolError` when the failure ends the run
 * **Timeout.** A sync tool runs in a daemon worker thread; when its time is up the thread is
   abandoned — Python cannot kill a thread, so it runs on until the tool returns, but the run
   does not wait for it and the process can still exit. An async tool is cancelled (under sync
-  `invoke` an async-only tool runs in the worker thread's own event loop, also cancelled).
+  `invoke` an async-only tool runs in the worker thread's own event loop, also cancelled); one
+  that takes more than `_GRACE` (1 s) to honour the cancel is abandoned the same way. An async
+  tool that blocks its event loop (`time.sleep` in an `async def`) cannot be timed out under
+  `ainvoke` — nothing else runs on that loop until it returns.
 * **Retries.** A failure whose recovery is `"retry"` (TIMEOUT by default) is tried again up to
   `max_retries` times, waiting `backoff`, `2 * backoff`, ... seconds in between.
 * **Approval.** A failure whose recovery is `"approval"` is first recorded as an error
@@ -365,8 +368,9 @@ def _invoke(
     # an async-only tool under sync invoke: its own event loop in a worker thread
     return _in_worker(
         lambda: asyncio.run(_with_timeout(_call_async(tool, call, config), timeout, tool.name)),
-        None if timeout is None else timeout + 1.0,
+        timeout,
         tool.name,
+        grace=_GRACE,  # its own loop cancels it at `timeout`; the thread waits out the grace
     )
 
 
@@ -380,33 +384,40 @@ async def _ainvoke(
     return await _with_timeout(asyncio.wrap_future(future), timeout, tool.name)
 
 
+_GRACE = 1.0
+"""Seconds a timed-out async tool gets to honour its cancellation before it is abandoned."""
+
+
 async def _with_timeout(awaitable: Any, timeout: float | None, name: str) -> Any:
     if timeout is None:
         return await awaitable
-
-    async def inner() -> Any:
-        try:
-            return await awaitable
-        except TimeoutError as exc:  # the tool's own: not to be mistaken for ours
-            raise _Raised(exc) from exc
-
+    task = asyncio.ensure_future(awaitable)
     try:
-        return await asyncio.wait_for(inner(), timeout)
-    except _Raised as raised:
-        raise raised.error from None
-    except TimeoutError:
-        raise _timed_out(name, timeout) from None
+        done, _ = await asyncio.wait({task}, timeout=timeout)
+        if done:
+            return task.result()  # a TimeoutError the tool raised itself stays the tool's
+        task.cancel()
+        # a tool that takes long to honour the cancel (cleanup in `except CancelledError`) is
+        # abandoned after a grace period, as a hung sync tool's thread is
+        done, _ = await asyncio.wait({task}, timeout=_GRACE)
+    except asyncio.CancelledError:
+        task.cancel()
+        raise
+    if not done:
+        task.add_done_callback(_forget)
+    raise _timed_out(name, timeout)
 
 
-class _Raised(Exception):
-    def __init__(self, error: BaseException) -> None:
-        self.error = error
+def _forget(task: asyncio.Future[Any]) -> None:
+    # an abandoned tool's outcome: retrieved so asyncio does not log it as never retrieved
+    if not task.cancelled():
+        task.exception()
 
 
-def _in_worker(fn: Callable[[], Any], timeout: float | None, name: str) -> Any:
+def _in_worker(fn: Callable[[], Any], timeout: float | None, name: str, grace: float = 0) -> Any:
     future = _start_worker(fn, name)
     try:
-        return future.result(timeout)
+        return future.result(None if timeout is None else timeout + grace)
     except concurrent.futures.TimeoutError:
         if future.done():
             raise  # the tool's own TimeoutError

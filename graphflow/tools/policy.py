@@ -81,7 +81,8 @@ class ToolPolicy(BaseModel):
 
     timeout: float | None = Field(default=30.0, gt=0)
     """Seconds one call may take, sync tools included (they run in a worker thread that is
-    abandoned — not killed — when the time is up; async tools are cancelled). None: no limit.
+    abandoned — not killed — when the time is up; async tools are cancelled, and abandoned
+    if they take more than a second to stop). None: no limit.
     A policy that leaves it unset yields to the tool's own `metadata["timeout"]` (an MCP
     server's `timeout` in `mcp.json`)."""
     max_retries: int = Field(default=3, ge=0)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import StructuredTool
@@ -68,3 +69,39 @@ def test_a_hanging_async_tool_times_out_and_is_cancelled(run):
     result = run(agent, "go")
     _check(model, result, "ahang")
     assert cancelled == ["x", "x"]  # under invoke too: its own loop in a worker thread
+
+
+def test_an_async_tool_slow_to_honour_its_cancel_is_abandoned_after_a_grace_second(run):
+    seen = {}
+
+    async def stubborn(q: str) -> str:
+        """Cleans up for a long time when cancelled."""
+        seen["started"] = time.monotonic()
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            await asyncio.sleep(4)  # a slow cleanup
+            raise
+        return "late"
+
+    def reply(messages, n):
+        if n == 0:
+            return tool_call("stubborn", {"q": "x"})
+        seen["answered"] = time.monotonic()
+        return "moved on"
+
+    tool = StructuredTool.from_function(coroutine=stubborn, name="stubborn")
+    policy = ToolPolicy(timeout=0.3, max_retries=0)
+    agent = ReactAgent(
+        name="waiter",
+        model=ScriptedChatModel(fn=reply),
+        tools=[tool],
+        output_key="out",
+        default_tool_policy=policy,
+    )
+    result = run(agent, "go")
+    assert result["out"] == "moved on"
+    error = [m for m in result["messages"] if isinstance(m, ToolMessage)][0]
+    assert error.content.startswith("Error [TIMEOUT] in tool `stubborn`: no answer within 0.3 s")
+    # the model had the error after the timeout and at most the 1 s grace, not the 4 s cleanup
+    assert seen["answered"] - seen["started"] < 2.5
