@@ -28,6 +28,7 @@ from graphflow.exceptions import (
     ModelTimeoutError,
 )
 from graphflow.models._learned import base_url_of, model_name_of
+from graphflow.models.timeout import AbandonedModelCall
 
 __all__ = (
     "agent_path_of",
@@ -219,6 +220,8 @@ def explain_model_error(
         config: the node's `RunnableConfig` (gives the agent path and the thread to resume).
         agent_path: overrides the path read from `config`.
     """
+    if isinstance(exc, AbandonedModelCall) and exc.agent_path is None:
+        return _abandoned(exc, agent=agent, model=model, config=config, agent_path=agent_path)
     if isinstance(exc, GraphflowError) or "GraphBubbleUp" in _names(exc):
         return None
     kind = _kind(exc)
@@ -247,16 +250,10 @@ def explain_model_error(
         ModelServerError: f"the model endpoint failed (HTTP {code})",
         ModelRequestError: f"the model endpoint rejected the request (HTTP {code})",
     }[kind]
-    thread = ((config or {}).get("configurable") or {}).get("thread_id")
-    resume = (
-        f" Resume the run with `graphflow resume <file.py:agent> {thread}` or "
-        f"agent.resume({thread!r})."
-        if thread
-        else ""
-    )
+    thread = _thread_of(config)
     message = (
         f"Agent `{path}`: {what} (model {name!r} at {shown}{after}): {_detail(exc)}. "
-        f"{_fix(kind, exc, model, name)}.{resume}"
+        f"{_fix(kind, exc, model, name)}.{_resume(thread)}"
     )
     return kind(
         message,
@@ -267,6 +264,53 @@ def explain_model_error(
         status_code=code,
         thread_id=thread,
         retryable=retryable,
+    )
+
+
+def _thread_of(config: Any) -> str | None:
+    thread = ((config or {}).get("configurable") or {}).get("thread_id")
+    return str(thread) if thread else None
+
+
+def _resume(thread: str | None) -> str:
+    if not thread:
+        return ""
+    return (
+        f" Resume the run with `graphflow resume <file.py:agent> {thread}` or "
+        f"agent.resume({thread!r})."
+    )
+
+
+def _abandoned(
+    exc: AbandonedModelCall, *, agent: str, model: Any, config: Any, agent_path: str | None
+) -> ModelTimeoutError:
+    """A call cut off by the agent's `model_timeout` (which bounds every client attempt)."""
+    path = agent_path or agent_path_of(agent, config)
+    name = model_name_of(model)
+    url, shown = _endpoint(model)
+    thread = _thread_of(config)
+    per_attempt = getattr(model, "request_timeout", None)
+    retries = getattr(model, "max_retries", None)
+    client = ""
+    if isinstance(per_attempt, int | float) and isinstance(retries, int) and exc.limit:
+        if per_attempt * (retries + 1) >= exc.limit:  # the client would have waited longer
+            client = (
+                f" (it bounds the whole call: the client's {per_attempt:g} s per attempt × "
+                f"{retries + 1} attempts should fit in it, or lower GRAPHFLOW_MODEL_TIMEOUT)"
+            )
+    message = (
+        f"Agent `{path}`: the model call took longer than model_timeout={exc.limit} s and was "
+        f"abandoned (model {name!r} at {shown}). Raise the agent's model_timeout{client}, lower "
+        f"max_tokens, or add ModelRetry to retry it.{_resume(thread)}"
+    )
+    return ModelTimeoutError(
+        message,
+        agent=agent,
+        agent_path=path,
+        model=name,
+        base_url=url,
+        thread_id=thread,
+        retryable=True,
     )
 
 

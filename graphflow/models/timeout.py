@@ -17,7 +17,7 @@ from langchain_core.runnables import RunnableConfig
 from graphflow._threads import submit
 from graphflow.exceptions import ModelTimeoutError
 
-__all__ = ("acall_with_timeout", "call_with_timeout", "model_timeout_error")
+__all__ = ("AbandonedModelCall", "acall_with_timeout", "call_with_timeout", "model_timeout_error")
 
 TimeoutFactory = Callable[[], BaseException]
 
@@ -66,13 +66,27 @@ def _timeout_error(timed_out: TimeoutFactory | None, timeout: float | None) -> B
     return ModelTimeoutError(f"the model call took longer than {timeout} s and was abandoned")
 
 
+class AbandonedModelCall(ModelTimeoutError):
+    """A model call that outlived its agent's `model_timeout` and was abandoned.
+
+    Raised inside the model hooks (so `ModelRetry` can retry it); `model_call_errors` then
+    re-raises it with the agent path, the endpoint and the resume command.
+    """
+
+    def __init__(self, message: str, *, limit: float | None, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.limit = limit
+        """The `model_timeout` it outlived, in seconds."""
+
+
 def model_timeout_error(agent: str, model: Any, timeout: float | None) -> ModelTimeoutError:
     """The error for a model call of `agent` that outlived its `model_timeout`."""
     name = getattr(model, "model_name", None) or type(model).__name__
-    return ModelTimeoutError(
+    return AbandonedModelCall(
         f"Agent `{agent}`: the model call took longer than model_timeout={timeout} s and was "
         "abandoned; the run can be resumed (agent.resume(thread_id)). Raise model_timeout, or "
         "add ModelRetry to retry it",
         agent=agent,
         model=str(name),
+        limit=timeout,
     )

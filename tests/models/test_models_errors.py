@@ -115,6 +115,49 @@ def test_timeout(make_server, clean_env) -> None:
     assert isinstance(caught.value, TimeoutError)
 
 
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_the_agents_model_timeout_names_the_path_endpoint_and_resume(
+    make_server, clean_env, tmp_path: Path, mode
+) -> None:
+    # the agent's model_timeout bounds the whole call, the client's attempts included
+    server: OpenAIServer = make_server("slow", delay=1.5).start()
+    clean_env.setenv("OPENAI_BASE_URL", server.base_url)
+    clean_env.setenv("OPENAI_API_KEY", "sk-test")
+    writer = ReactAgent(name="writer", model="openai:gpt-4o-mini", model_timeout=0.4)
+    team = SequentialAgent(
+        name="team", sub_agents=[SequentialAgent(name="inner", sub_agents=[writer])]
+    )
+    url = f"sqlite:///{tmp_path}/runs.db"
+    with pytest.raises(ModelTimeoutError) as caught:
+        if mode == "sync":
+            team.invoke("hi", thread_id="t", checkpointer=url)
+        else:
+            asyncio.run(team.ainvoke("hi", thread_id="t", checkpointer=url))
+    error = caught.value
+    message = str(error)
+    assert message.startswith(
+        "Agent `inner/writer`: the model call took longer than model_timeout=0.4 s and was "
+        f"abandoned (model 'gpt-4o-mini' at {server.base_url}). Raise the agent's model_timeout "
+        "(it bounds the whole call: the client's 120 s per attempt × 3 attempts should fit in it"
+    )
+    assert "ModelRetry" in message and "agent.resume('t')" in message and "\n" not in message
+    assert (error.agent_path, error.base_url, error.thread_id) == (
+        "inner/writer",
+        server.base_url,
+        "t",
+    )
+    server.delay = 0.0
+    assert team.resume("t", checkpointer=url)["agent_status"]["team"] == "completed"
+
+
+def test_a_router_falls_back_when_its_model_timeout_passes(make_server, clean_env) -> None:
+    server: OpenAIServer = make_server("slow", delay=1.5).start()
+    clean_env.setenv("OPENAI_BASE_URL", server.base_url)
+    router = _router("human")
+    router.model_timeout = 0.3
+    assert router.invoke("refund please")["answer"] == "a human will call you"
+
+
 def test_timeouts_are_retried_by_default(make_server, clean_env) -> None:
     server: OpenAIServer = make_server("slow", delay=1.0).start()
     clean_env.setenv("GRAPHFLOW_MODEL_TIMEOUT", "0.2")
