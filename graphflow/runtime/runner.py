@@ -16,13 +16,14 @@ from langgraph.types import Command
 
 from graphflow.checkpoint.leases import MemoryLeases, ahold, hold, lease_store
 from graphflow.checkpoint.runs import list_runs, run_history
+from graphflow.checkpoint.serde import GraphflowSerializer, unstorable
 from graphflow.exceptions import InputError, RunNotFoundError, RunStateError
 from graphflow.runtime import graphs
 from graphflow.runtime._events import astream_events, stream_events
 from graphflow.runtime.as_tool import agent_as_tool
 from graphflow.runtime.errors import translating
 from graphflow.runtime.inputs import check_thread_id, normalize_input
-from graphflow.state import AGENT_STATUS, is_private
+from graphflow.state import AGENT_STATUS, MESSAGES, is_private
 from graphflow.strategies import FlowGraphBuilder, strategy_for
 from graphflow.tools.approval import check_resume_value
 from graphflow.visualize import draw, draw_to
@@ -140,6 +141,21 @@ async def _inline(held: Any) -> AsyncIterator[None]:
         yield
 
 
+def _storable_input(graph: Any, data: Any) -> None:
+    """Refuse input values the run's checkpoint could not store (LangGraph: a bare TypeError)."""
+    serde = getattr(graph.checkpointer, "serde", None)
+    if not isinstance(data, dict) or not isinstance(serde, GraphflowSerializer):
+        return
+    for key, value in data.items():
+        found = None if key == MESSAGES else unstorable(value, serde.allowed, path=key)
+        if found is not None:
+            raise InputError(
+                f"the input's {found} cannot be stored in a checkpoint (loading the run again "
+                "would have to construct it); pass plain data (str, numbers, lists, dicts), or "
+                "allow the class: graphflow.allow_types(TheClass)"
+            )
+
+
 def _stored(graph: Any, what: str) -> None:
     """Refuse to read stored runs of a graph that stores none (`checkpointer=False`)."""
     if not graph.checkpointer:
@@ -193,6 +209,7 @@ class Runtime:
     def _input(self, graph: Any, input: Any, cfg: dict[str, Any], spec: Any, agent: Agent) -> Any:
         known = _input_keys(graph)
         data = normalize_input(input, known=known)
+        _storable_input(graph, data)
         missing = self._missing(agent, data)
         if missing:
             # a thread that already holds the values (an earlier turn) is fine
@@ -214,6 +231,7 @@ class Runtime:
     ) -> Any:
         known = _input_keys(graph)
         data = normalize_input(input, known=known)
+        _storable_input(graph, data)
         missing = self._missing(agent, data)
         if missing:
             held = (await graph.aget_state(cfg)).values if graph.checkpointer else {}

@@ -8,6 +8,7 @@ that calls `sys.exit` is a tool error; one corrupt checkpoint row does not hide 
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sqlite3
 import sys
@@ -22,7 +23,7 @@ from langgraph.checkpoint.serde.jsonplus import EXT_CONSTRUCTOR_SINGLE_ARG, EXT_
 from graphflow import FunctionAgent, ReactAgent, SequentialAgent
 from graphflow.checkpoint import CheckpointTypeError, allow_types, safe_serializer
 from graphflow.checkpoint.serde import allowed_types, disallow_types
-from graphflow.exceptions import CheckpointStoreError, StateValueError, ToolError
+from graphflow.exceptions import CheckpointStoreError, InputError, StateValueError, ToolError
 from graphflow.testing import ScriptedChatModel, tool_call
 
 
@@ -256,3 +257,45 @@ async def test_a_damaged_row_is_one_store_error_naming_the_thread_from_every_met
     assert runs == {"good": "done", "bad": "unreadable"}
     assert fresh.get_state("good", checkpointer=store).values["reading"] == 1.5
     assert fresh.invoke("more", thread_id="good", checkpointer=store)["reading"] == 1.5
+
+
+@pytest.mark.parametrize("url", ["memory:", "sqlite"])
+@pytest.mark.parametrize(
+    ("value", "where"),
+    [
+        (Client(), f"obj: {__name__}.Client"),
+        (lambda: None, "obj: builtins.function"),
+        ({"rows": [Client()]}, f"obj['rows'][0]: {__name__}.Client"),
+    ],
+    ids=["object", "lambda", "nested"],
+)
+def test_an_unstorable_input_value_is_refused_naming_its_key(
+    store, calls, url, value, where
+) -> None:
+    url = store if url == "sqlite" else url
+    team = SequentialAgent(
+        name="team",
+        input_keys=["obj"],
+        sub_agents=[FunctionAgent(name="prep", fn=calls.step("prep"), output_key="notes")],
+    )
+    for attempt in (
+        lambda: team.invoke({"input": "go", "obj": value}, thread_id="t", checkpointer=url),
+        lambda: asyncio.run(
+            team.ainvoke({"input": "go", "obj": value}, thread_id="t", checkpointer=url)
+        ),
+    ):
+        with pytest.raises(InputError) as caught:  # (was LangGraph's bare TypeError)
+            attempt()
+        message = str(caught.value)
+        assert f"the input's {where} cannot be stored in a checkpoint" in message
+        assert "allow_types(TheClass)" in message
+    assert calls["prep"] == 0 and team.runs(checkpointer=url) == []
+    reading = Reading(sensor="t1", value=2.0)
+    with pytest.raises(InputError, match=f"obj: {__name__}.Reading"):
+        team.invoke({"input": "go", "obj": reading}, thread_id="t", checkpointer=url)
+    try:
+        allow_types(Reading)  # the fix the message names, for a class a checkpoint can hold
+        state = team.invoke({"input": "go", "obj": reading}, thread_id="t", checkpointer=url)
+        assert state["notes"] == "PREP" and team.get_state("t").values["obj"] == reading
+    finally:
+        disallow_types(Reading)
