@@ -35,9 +35,20 @@ PG_CONNECT_TIMEOUT_ENV = "GRAPHFLOW_PG_CONNECT_TIMEOUT"
 """Seconds to wait for PostgreSQL before a clear error (default 5; libpq's minimum is 2)."""
 
 
+CHECKPOINTER_ENV = "GRAPHFLOW_CHECKPOINTER"
+"""The store of runs whose agent names none (a URL); see `graphflow.runtime.graphs`."""
+
+
+def _named(spec: str) -> str:
+    """`spec` quoted, and where it came from when that is not the caller's code."""
+    if os.environ.get(CHECKPOINTER_ENV) == spec:
+        return f"{spec!r} (from {CHECKPOINTER_ENV})"
+    return repr(spec)
+
+
 def _store_error(spec: str, path: str, problem: str, fix: str) -> CheckpointStoreError:
     return CheckpointStoreError(
-        f"checkpointer {spec!r}: {problem} (path {path}); {fix}", store=spec
+        f"checkpointer {_named(spec)}: {problem} (path {path}); {fix}", store=spec
     )
 
 
@@ -46,12 +57,12 @@ def _sqlite_path(spec: str) -> str:
     path = spec[len(_SQLITE) :]
     if "?" in path:
         raise GraphflowConfigError(
-            f"checkpointer URL {spec!r}: query parameters are not supported; use "
+            f"checkpointer URL {_named(spec)}: query parameters are not supported; use "
             "sqlite:///path/to/runs.db"
         )
     if not path.strip():
         raise GraphflowConfigError(
-            f"checkpointer URL {spec!r} names no file; write sqlite:///runs.db (relative to the "
+            f"checkpointer URL {_named(spec)} names no file; write sqlite:///runs.db (relative to the "
             "working directory) or sqlite:////absolute/path/runs.db"
         )
     if path == ":memory:":
@@ -140,7 +151,7 @@ def _unsupported(spec: Any) -> GraphflowConfigError:
             "(memory:, sqlite:///path/runs.db, postgresql://...)"
         )
     return GraphflowConfigError(
-        f"checkpointer URL {spec!r} is not supported; use memory:, sqlite:///path/runs.db or "
+        f"checkpointer URL {_named(spec)} is not supported; use memory:, sqlite:///path/runs.db or "
         "postgresql://user@host:port/db"
     )
 

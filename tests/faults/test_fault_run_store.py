@@ -9,7 +9,13 @@ from langchain_core.messages import HumanMessage
 from langchain_core.tools import tool
 
 from graphflow import FunctionAgent, HumanApproval, ReactAgent, SequentialAgent
-from graphflow.exceptions import InputError, RunNotFoundError, RunStateError
+from graphflow.exceptions import (
+    CheckpointStoreError,
+    GraphflowConfigError,
+    InputError,
+    RunNotFoundError,
+    RunStateError,
+)
 from graphflow.testing import ScriptedChatModel, tool_call
 
 
@@ -212,3 +218,26 @@ def test_reading_a_run_without_a_store_says_so(calls, method: str) -> None:
     message = str(caught.value)
     assert f"{method} reads a stored run, but checkpointer=False stores none" in message
     assert "sqlite:///runs.db" in message
+
+
+@pytest.mark.parametrize(
+    ("value", "error", "says"),
+    [
+        ("bogus", GraphflowConfigError, "is not supported"),
+        ("sqlite:///", GraphflowConfigError, "names no file"),
+        ("sqlite:///{blocker}/runs.db", CheckpointStoreError, "is a file, not a folder"),
+    ],
+)
+def test_a_bad_environment_store_names_the_variable(
+    calls, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: str, error, says: str
+) -> None:
+    blocker = tmp_path / "notes.txt"
+    blocker.write_text("a file")
+    url = value.format(blocker=blocker)
+    monkeypatch.setenv("GRAPHFLOW_CHECKPOINTER", url)
+    with pytest.raises(error) as caught:  # the URL came from nowhere the code shows
+        _team(calls).invoke("pumps", thread_id="t")
+    assert f"{url!r} (from GRAPHFLOW_CHECKPOINTER)" in str(caught.value) and says in str(
+        caught.value
+    )
+    assert calls["prep"] == 0
