@@ -9,6 +9,7 @@ segment is `<agent name>:<task id>`) for per-agent counts.
 from __future__ import annotations
 
 import ast
+import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 from graphflow.agents import Agent, FunctionAgent, LlmRoutingAgent, LoopAgent
 from graphflow.exceptions import RunNotFoundError
 from graphflow.state import AGENT_STATUS, LOOP_ITERATION, MESSAGES
+from graphflow.tools.approval import APPROVAL_REQUEST
 from graphflow.visualize._xray import owner_of
 from graphflow.visualize.model import AgentRun, RunStatus
 
@@ -163,10 +165,28 @@ def _readable(text: str) -> str:
     return f"{match.group(1)}: {', '.join(str(a) for a in args)}" if args else match.group(1)
 
 
+def pending_text(value: Any) -> str:
+    """What an interrupt waits for, in words: `approve delete({"path": "/a"}) — PERMISSION_DENIED:
+    …` for a tool approval, a question's text, else the value as compact JSON."""
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, dict):
+        return json.dumps(value, default=str, ensure_ascii=False)
+    if value.get("type") == APPROVAL_REQUEST:
+        call = f"approve {value.get('tool')}({json.dumps(value.get('args'), default=str)})"
+        error = value.get("error")
+        if isinstance(error, dict):
+            return f"{call} — {error.get('type')}: {error.get('message')}"
+        return call + (f" — {value['description']}" if value.get("description") else "")
+    for key in ("question", "message", "prompt", "description"):
+        if isinstance(value.get(key), str):
+            return str(value[key])
+    return json.dumps(value, default=str, ensure_ascii=False)
+
+
 def _interrupts(task: Any) -> Iterable[str]:
     for intr in getattr(task, "interrupts", ()) or ():
-        value = getattr(intr, "value", intr)
-        yield str(value)
+        yield pending_text(getattr(intr, "value", intr))
     nested = getattr(task, "state", None)
     if not getattr(task, "interrupts", None) and nested is not None and hasattr(nested, "tasks"):
         for sub in nested.tasks or ():

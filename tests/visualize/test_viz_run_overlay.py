@@ -10,18 +10,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain_core.tools import tool
 from langgraph.types import interrupt
 from viz_support import REPO
 
 from graphflow import (
     FunctionAgent,
+    LoopAgent,
     ParallelAgent,
     ParallelBranchError,
     ReactAgent,
     SequentialAgent,
+    ToolPolicy,
 )
 from graphflow.exceptions import RunNotFoundError
-from graphflow.testing import ScriptedChatModel
+from graphflow.testing import ScriptedChatModel, tool_call
 from graphflow.visualize import build_drawing, draw
 
 # The README team, with a writer whose model kills its process on the first call (os._exit:
@@ -29,7 +32,7 @@ from graphflow.visualize import build_drawing, draw
 KILL_IN_LOOP = """
 import os, sys
 from examples import competitive_analysis as team
-from graphflow.testing import ScriptedChatModel
+from graphflow.testing import ScriptedChatModel, tool_call
 
 def die(messages, n):
     os._exit(17)
@@ -134,8 +137,33 @@ def test_interrupted_agent_shows_what_is_pending(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'runs.db'}"
     team.invoke("go", thread_id="t", checkpointer=url)
     runs = _runs(build_drawing(team, thread_id="t", checkpointer=url))
-    assert runs["approve"].status == "interrupted" and "publish?" in runs["approve"].detail
+    assert runs["approve"].status == "interrupted" and runs["approve"].detail == "publish?"
     assert runs["drafter"].status == "done" and runs["publish"].status == "not_reached"
+
+
+@tool
+def delete(path: str) -> str:
+    """Delete a file."""
+    raise PermissionError(f"{path} is read-only")
+
+
+def test_a_tool_waiting_for_approval_says_which_call(tmp_path: Path) -> None:
+    janitor = ReactAgent(
+        name="janitor",
+        model=ScriptedChatModel(replies=[tool_call("delete", {"path": "/a"}), "cleaned"]),
+        tools=[delete],
+        tool_policies={"delete": ToolPolicy(requires_approval=True)},
+        output_key="answer",
+    )
+    team = SequentialAgent(
+        name="team", sub_agents=[LoopAgent(name="sweep", max_iterations=2, sub_agents=[janitor])]
+    )
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    team.invoke("go", thread_id="t", checkpointer=url)
+    runs = _runs(build_drawing(team, thread_id="t", checkpointer=url))
+    waiting = 'approve delete({"path": "/a"}) — PERMISSION_DENIED: PermissionError: /a is read-only'
+    assert (runs["janitor"].status, runs["janitor"].detail) == ("interrupted", waiting)
+    assert runs["janitor"].tool_calls == 1 and runs["sweep"].status == "interrupted"
 
 
 def test_unknown_thread_is_a_clear_error(tmp_path: Path) -> None:
