@@ -412,3 +412,23 @@ def test_a_tools_internal_error_on_a_live_session_is_its_result_not_a_reconnect(
         assert tool_result(exploded).error_type == "INVALID_PARAM"  # the model reads the reason
         assert fine.content == "fine"
         assert mcp.connects("flaky") == 1  # the session still answered: it was kept
+
+
+def test_a_late_failure_on_a_dead_session_does_not_end_the_new_one(everything, mark, processes):
+    # parallel calls can fail one by one on the same dead session; by the time a slow one
+    # reports, another call may already have started the next session: it must survive
+    config = {"mcpServers": {"everything": _everything(everything, mark, include=["echo"])}}
+    with MCPToolset.from_config(config, errlog=QUIET) as mcp:
+        (echo,) = mcp.tools()
+        connection = mcp._connections["everything"]
+        dead = connection._task
+        for pid in processes.marked(mark):
+            os.kill(pid, signal.SIGKILL)
+        processes.wait_gone(mark)
+        with pytest.raises(ToolError, match="closed the connection"):
+            echo.invoke({"message": "x"})
+        assert echo.invoke({"message": "new session"}) == "Echo: new session"
+        assert mcp.connects("everything") == 2
+        mcp._loop.run(connection._finish(dead))  # the late report of a call on the dead one
+        assert echo.invoke({"message": "still"}) == "Echo: still"
+        assert mcp.connects("everything") == 2
