@@ -9,7 +9,8 @@ with MCPToolset.from_config("mcp.json") as mcp:
 Discovery (`tools()`) starts every server and lists its tools once; calls then go through one
 long-lived session per server, owned by a background event-loop thread (see `_sessions`), so
 the same tools work under `invoke`, `ainvoke`, in parallel branches and from several threads.
-A tool whose server gives `readOnlyHint: true` is marked parallel-safe. A server that dies is
+A tool whose server gives `readOnlyHint: true` is marked parallel-safe. Tool names are made
+safe for chat-model APIs (`github.create_issue` → `github_create_issue`; at most 64 characters). A server that dies is
 reported to the model as a RESOURCE_NOT_FOUND error and restarted on the next call.
 `close()` (also on leaving the `with` block, and at interpreter exit) ends every session and
 with it every server process the toolset started.
@@ -20,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import fnmatch
 import os
+import re
 import weakref
 from collections.abc import Mapping
 from typing import Any, TextIO
@@ -128,7 +130,7 @@ class MCPToolset:
             for spec in listed:
                 if not _selected(spec.name, server.include, server.exclude):
                     continue
-                tool_name = f"{prefix}{spec.name}"
+                tool_name = _model_safe(f"{prefix}{spec.name}")
                 if tool_name in owner:
                     raise GraphflowConfigError(
                         f"MCP tool name {tool_name!r} is offered by servers `{owner[tool_name]}` "
@@ -204,6 +206,17 @@ def _shutdown(loop: SessionLoop, connections: list[Connection]) -> None:
     except Exception:  # a closed loop or a stuck server: the loop stops below anyway
         pass
     loop.stop()
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def _model_safe(name: str) -> str:
+    """`name` as chat-model APIs accept a tool name (OpenAI, Anthropic: `[A-Za-z0-9_-]{1,64}`).
+
+    MCP allows more (`github.create_issue`); the server is still called by its own name.
+    """
+    return _UNSAFE.sub("_", name)[:64] or "_"
 
 
 def _selected(name: str, include: list[str] | None, exclude: list[str]) -> bool:

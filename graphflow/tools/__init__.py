@@ -9,6 +9,7 @@ from graphflow.tools.exit_loop import exit_loop, is_exit_loop
 from graphflow.tools.policy import (
     DEFAULT_RECOVERY,
     PARALLEL_SAFE,
+    TOOL_TIMEOUT,
     Recovery,
     ToolPolicy,
     is_parallel_safe,
@@ -20,6 +21,7 @@ __all__ = (
     "DEFAULT_RECOVERY",
     "PARALLEL_SAFE",
     "Recovery",
+    "TOOL_TIMEOUT",
     "ToolErrorType",
     "ToolPolicy",
     "ToolResult",

@@ -1,4 +1,5 @@
-"""An MCP server (mcp SDK 2.x) for tests/mcp: `explode` fails with a JSON-RPC internal error."""
+"""An MCP server (mcp SDK 2.x) for tests/mcp: `explode` fails with a JSON-RPC internal error;
+`db.query` has a name chat-model APIs refuse."""
 
 import mcp_types
 from mcp.server.mcpserver import MCPServer
@@ -17,6 +18,12 @@ def explode() -> str:
 def fine() -> str:
     """Works."""
     return "fine"
+
+
+@app.tool(name="db.query")
+def db_query(sql: str) -> str:
+    """A dotted name, as MCP allows and chat-model APIs do not."""
+    return f"rows for {sql}"
 
 
 app.run()

@@ -432,3 +432,14 @@ def test_a_late_failure_on_a_dead_session_does_not_end_the_new_one(everything, m
         mcp._loop.run(connection._finish(dead))  # the late report of a call on the dead one
         assert echo.invoke({"message": "still"}) == "Echo: still"
         assert mcp.connects("everything") == 2
+
+
+def test_tool_names_are_made_safe_for_chat_model_apis_and_called_by_their_own():
+    server = Path(__file__).with_name("internal_error_server.py")
+    config = {"command": sys.executable, "args": [str(server)], "prefix": True}
+    with MCPToolset({"team.db": config}) as mcp:
+        tools = {t.name: t for t in mcp.tools()}
+        assert sorted(tools) == ["team_db_db_query", "team_db_explode", "team_db_fine"]
+        query = tools["team_db_db_query"]
+        assert query.remote_name == "db.query"
+        assert query.invoke({"sql": "select 1"}) == "rows for select 1"
