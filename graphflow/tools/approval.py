@@ -77,6 +77,3 @@ def parse_decision(value: Any) -> tuple[str, Any]:
         "{'decision': 'reject', 'reason': '...'} or {'decision': 'abort', 'reason': '...'} "
         "(for a failed call: 'retry', 'skip' with a 'message', or 'abort')"
     )
-
-
-_parse = parse_decision
