@@ -8,6 +8,7 @@ the calls that completed before the kill are not repeated.
 
 from __future__ import annotations
 
+import asyncio
 import glob
 import os
 import shutil
@@ -142,9 +143,16 @@ def _team(calls, model) -> SequentialAgent:
     )
 
 
-@pytest.mark.parametrize("resume_with", ["the same agent", "a new process's agent"])
+@pytest.mark.parametrize(
+    ("mode", "resume_with"),
+    [
+        ("sync", "the same agent"),
+        ("sync", "a new process's agent"),
+        ("async", "the same agent"),
+    ],
+)
 def test_postgres_killed_mid_run_is_one_clear_error_and_resume_loses_nothing(
-    postgres: PrivatePostgres, monkeypatch: pytest.MonkeyPatch, calls, resume_with: str
+    postgres: PrivatePostgres, monkeypatch: pytest.MonkeyPatch, calls, mode: str, resume_with: str
 ) -> None:
     monkeypatch.setenv("GRAPHFLOW_PG_CONNECT_TIMEOUT", "3")
     url = postgres.url
@@ -154,7 +162,10 @@ def test_postgres_killed_mid_run_is_one_clear_error_and_resume_loses_nothing(
 
     def run() -> None:
         try:
-            team.invoke("pumps", thread_id="pg-kill", checkpointer=url)
+            if mode == "sync":
+                team.invoke("pumps", thread_id="pg-kill", checkpointer=url)
+            else:  # (the async saver and pool; the model blocks its loop while in flight)
+                asyncio.run(team.ainvoke("pumps", thread_id="pg-kill", checkpointer=url))
         except BaseException as exc:  # noqa: BLE001 - examined below
             outcome["error"] = exc
 
@@ -177,7 +188,10 @@ def test_postgres_killed_mid_run_is_one_clear_error_and_resume_loses_nothing(
 
     postgres.start()
     again = team if resume_with == "the same agent" else _team(calls, flight.model)
-    state = again.resume("pg-kill", checkpointer=url)
+    if mode == "sync":
+        state = again.resume("pg-kill", checkpointer=url)
+    else:
+        state = asyncio.run(again.aresume("pg-kill", checkpointer=url))
     assert (state["notes"], state["draft"], state["published"]) == ("PREP", "draft 1", "PUBLISH")
     # prep had finished before the kill: not repeated; the call in flight is made again
     assert (calls["prep"], flight.model.calls, calls["publish"]) == (1, 2, 1)
