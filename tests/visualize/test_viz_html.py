@@ -197,3 +197,23 @@ def test_branches_side_by_side_in_declared_order(browser: Any, tmp_path: Path) -
     )
     assert flow_box["r"] < solo["x"] < last["x"]
     page.close()
+
+
+def test_a_one_agent_loop_has_its_back_edge(browser: Any, tmp_path: Path) -> None:
+    from graphflow import LoopAgent, ReactAgent, SequentialAgent, exit_loop
+    from graphflow.testing import ScriptedChatModel
+
+    worker = ReactAgent(
+        name="worker", model=ScriptedChatModel(replies=["x"]), tools=[exit_loop], output_key="out"
+    )
+    team = SequentialAgent(name="team", sub_agents=[LoopAgent(name="grind", sub_agents=[worker])])
+    path = tmp_path / "grind.html"
+    path.write_text(str(draw(team, "html")))
+    page = browser.new_page()
+    page.goto(path.as_uri())
+    assert page.locator('path[data-edge="loop"]').count() == 1  # from the card back to itself
+    labels = page.eval_on_selector_all(
+        'text.gf-edge-label[data-edge="loop"]', "els => els.map(e => e.textContent)"
+    )
+    assert labels == ["repeat · exit_loop", "or ≤ 3 passes"]
+    page.close()

@@ -256,7 +256,8 @@
     drawing.edges.forEach(function (e) {
       var s = visible(e.source), t = visible(e.target);
       var sk = s.indexOf("box:") === 0 ? s : "node:" + s, tk = t.indexOf("box:") === 0 ? t : "node:" + t;
-      if (sk === tk || !rects[sk] || !rects[tk]) return;
+      var self = sk === tk && e.kind === "loop" && sk.indexOf("node:") === 0;  // a one-agent loop
+      if ((sk === tk && !self) || !rects[sk] || !rects[tk]) return;
       var dup = sk + ">" + tk + ">" + e.kind + ">" + e.label;
       if (seen[dup]) return;
       seen[dup] = true;
@@ -266,7 +267,8 @@
       var holder = e.kind === "loop" ? rects["box:" + (commonBox(e.source, e.target) || "")] : null;
       if (holder && holder.gutter) {  // a loop: right, up the holding box's gutter, back in
         x1 = a.x + a.w; y1 = a.y + a.h / 2; x2 = b.x + b.w; y2 = b.y + b.h / 2;
-        var lane = holder.x + holder.w - holder.gutter + GUTTER_GAP, r = 8;
+        if (self) { y1 = a.y + a.h * 0.7; y2 = a.y + a.h * 0.3; }
+        var lane = holder.x + holder.w - holder.gutter + GUTTER_GAP, r = Math.min(8, Math.abs(y1 - y2) / 2);
         d = "M" + x1 + "," + y1 + " H" + (lane - r) + " Q" + lane + "," + y1 + " " + lane + "," + (y1 - r) +
           " V" + (y2 + r) + " Q" + lane + "," + y2 + " " + (lane - r) + "," + y2 + " H" + x2;
         lx = lane + 5; ly = (y1 + y2) / 2 - 6 * (e.label.split("\n").length - 1);
