@@ -442,6 +442,8 @@ def _cmd_show(args: argparse.Namespace) -> int:
     print(
         f"thread {thread_id}: {info.status} (agent {agent.name}, step {info.step}, updated {info.updated_at})"
     )
+    if "input" in values:
+        print(f"input: {_clip(values['input'])}")
     print("agents:")
     for sub in agent.walk():
         status = statuses.get(sub.name, "not run")
@@ -449,7 +451,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
             status = info.status  # the innermost agent the run is in (or stopped in)
         key = getattr(sub, "merged_key", None) or sub.output_key
         output = f"  {key} = {_clip(values.get(key))}" if key and key in values else ""
-        print(f"  {sub.name:<20} {status:<14}{output}")
+        print(f"  {sub.name:<20} {status:<14}{output}".rstrip())
     if info.error:
         print(f"error: {info.error}")
     for intr in snapshot.interrupts or ():

@@ -35,6 +35,7 @@ def test_run_plain_then_runs_show_and_exit_codes(app_dir: Path, run_cli, env_for
     show = run_cli(app_dir, "show", "t1")
     assert show.returncode == 0, show.stderr
     assert "thread t1: done" in show.stdout and "final = HELLO!" in show.stdout
+    assert "input: hello" in show.stdout and " \n" not in show.stdout
 
     finished = run_cli(app_dir, "resume", "t1")
     assert finished.returncode == 2 and "nothing to resume" in finished.stderr
