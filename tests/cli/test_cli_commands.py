@@ -210,8 +210,9 @@ def test_reject_with_resume_answer(app_dir: Path, run_cli, env_for) -> None:
     bad = run_cli(app_dir, "resume", "p2", "--answer", "{nope")
     assert bad.returncode == 2 and "--answer is not valid JSON" in bad.stderr
     answer = json.dumps({"decision": "reject", "reason": "too much"})
-    rejected = run_cli(app_dir, "resume", "p2", "--answer", answer, "--plain")
+    rejected = run_cli(app_dir, "resume", "p2", "--answer", answer)  # not a TTY: plain lines
     assert rejected.returncode == 0, rejected.stderr
+    assert "[billing/payer] tool pay → error: " in rejected.stdout
     assert "too much" in _outputs(rejected.stdout)["receipt"]
     assert not (app_dir / "payments").exists()
 

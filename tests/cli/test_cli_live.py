@@ -108,6 +108,12 @@ def test_ctrl_c_stops_cleanly_and_the_run_resumes(app_dir: Path, run_cli, env_fo
     assert code == 130
     assert "stopped. Resume with: graphflow resume c1" in screen
     assert "Traceback" not in screen
-    resumed = run_cli(app_dir, "resume", "c1", "--plain")
-    assert resumed.returncode == 0, resumed.stderr
-    assert '"final": "CALM!"' in resumed.stdout
+    # resume shows the same live view
+    proc, leader = _spawn(app_dir, env_for, "resume", "c1")
+    try:
+        screen = _plain_screen(_read(leader, time.monotonic() + 60, stop="CALM!"))
+        assert proc.wait(timeout=60) == 0
+    finally:
+        os.close(leader)
+    assert re.search(r"mark +done +completed", screen), screen
+    assert "── final ──" in screen and "CALM!" in screen
