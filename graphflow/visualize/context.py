@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from graphflow.exceptions import GraphflowConfigError
 from graphflow.visualize.model import EdgeKind, EdgeStyle, NodeKind
 
 if TYPE_CHECKING:
@@ -98,6 +99,11 @@ class DrawContext:
 
     def sequence(self, agents: Sequence[Agent]) -> Ports:
         """Draw sub-agents one after another, with arrows in order."""
+        if not agents:
+            raise GraphflowConfigError(
+                f"drawing `{self.agent_id}`: ctx.sequence() got no agents; draw a card with "
+                "ctx.card() for an agent without sub-agents"
+            )
         ports = [self.child(a) for a in agents]
         for before, after in zip(ports, ports[1:], strict=False):
             self.edge(before.exit, after.entry)

@@ -113,3 +113,16 @@ def test_as_tool_agent_is_recognised_and_drawn_beside_its_caller() -> None:
     assert drawing.agent("boss.lookup").parent == "boss.helpers"
     tool_edges = [(e.source, e.target) for e in drawing.edges if e.kind == "tool"]
     assert tool_edges == [("boss", "boss.lookup")]  # into the flow's entry
+
+
+class _EmptySequence:
+    def draw(self, agent: Any, ctx: DrawContext) -> Ports:
+        return ctx.sequence([])
+
+
+def test_an_empty_sequence_is_a_clear_error() -> None:
+    from graphflow.visualize._canvas import Canvas
+
+    solo = PlainAgent(name="solo")
+    with pytest.raises(GraphflowConfigError, match=r"`solo`: ctx.sequence\(\) got no agents"):
+        _EmptySequence().draw(solo, DrawContext(Canvas(), solo, "solo", "plain"))
