@@ -7,7 +7,6 @@ this interpreter. Missing ones skip the tests locally and fail them under CI (`C
 
 from __future__ import annotations
 
-import asyncio
 import importlib.util
 import os
 import shutil
@@ -149,20 +148,3 @@ class Processes:
 @pytest.fixture
 def processes() -> Processes:
     return Processes()
-
-
-class Runner:
-    """Runs agents under the test's mode (sync `invoke` or `ainvoke`)."""
-
-    def __init__(self, mode: str) -> None:
-        self.mode = mode
-
-    def __call__(self, agent, input, **kwargs):
-        if self.mode == "sync":
-            return agent.invoke(input, **kwargs)
-        return asyncio.run(agent.ainvoke(input, **kwargs))
-
-
-@pytest.fixture(params=["sync", "async"])
-def run(request):
-    return Runner(request.param)

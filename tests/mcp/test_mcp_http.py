@@ -48,7 +48,7 @@ def test_the_url_decides_the_transport_in_a_config(http_server):
         assert echo.invoke({"message": "hi"}) == "Echo: hi"
 
 
-def test_a_dead_http_server_is_an_error_result_until_it_is_back(http_server, run):
+def test_a_dead_http_server_is_an_error_result_until_it_is_back(http_server, run_mode):
     url = http_server("streamableHttp")
     port = int(url.split(":")[2].split("/")[0])
 
@@ -65,7 +65,7 @@ def test_a_dead_http_server_is_an_error_result_until_it_is_back(http_server, run
         agent = ReactAgent(
             name="a", model=ScriptedChatModel(fn=reply), tools=mcp.tools(), output_key="out"
         )
-        result = run(agent, "go")
+        result = run_mode.invoke(agent, "go")
         first, closed, down, back = [m for m in result["messages"] if isinstance(m, ToolMessage)]
         assert first.content == "Echo: call 0"
         for error in (closed, down):
@@ -79,7 +79,9 @@ def test_a_dead_http_server_is_an_error_result_until_it_is_back(http_server, run
         assert result["out"] == "survived"
 
 
-def test_a_restarted_http_server_lost_the_session_and_the_next_call_reconnects(http_server, run):
+def test_a_restarted_http_server_lost_the_session_and_the_next_call_reconnects(
+    http_server, run_mode
+):
     url = http_server("streamableHttp")
     port = int(url.split(":")[2].split("/")[0])
 
@@ -95,7 +97,7 @@ def test_a_restarted_http_server_lost_the_session_and_the_next_call_reconnects(h
         agent = ReactAgent(
             name="a", model=ScriptedChatModel(fn=reply), tools=mcp.tools(), output_key="out"
         )
-        result = run(agent, "go")
+        result = run_mode.invoke(agent, "go")
         first, lost, again = [m for m in result["messages"] if isinstance(m, ToolMessage)]
         assert first.content == "Echo: call 0" and again.content == "Echo: call 2"
         assert tool_result(lost).error_type == "RESOURCE_NOT_FOUND"

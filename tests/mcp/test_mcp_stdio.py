@@ -83,7 +83,7 @@ def test_discovery_keeps_schemas_filters_prefixes_and_read_only_hints(toolset):
     assert policy_for("echo", {}, None, tools["echo"]).timeout == 30
 
 
-def test_calls_errors_and_unknown_tools_through_an_agent(toolset, run, tmp_path):
+def test_calls_errors_and_unknown_tools_through_an_agent(toolset, run_mode, tmp_path):
     turns = [
         tool_call("echo", {"message": "hi"}),
         tool_call("get-sum", {"a": 2}),  # b missing
@@ -97,7 +97,7 @@ def test_calls_errors_and_unknown_tools_through_an_agent(toolset, run, tmp_path)
     ]
     model = ScriptedChatModel(replies=turns)
     agent = ReactAgent(name="assistant", model=model, tools=toolset.tools(), output_key="out")
-    result = run(agent, "check")
+    result = run_mode.invoke(agent, "check")
     seen = _messages(result)
     assert seen[0].content == "Echo: hi" and seen[0].status == "success"
     kinds = [tool_result(m).error_type for m in seen]
@@ -131,7 +131,7 @@ def test_a_tool_the_server_no_longer_has_is_invalid_param(toolset):
 
 
 def test_a_server_killed_mid_run_gives_an_error_result_and_the_next_call_reconnects(
-    everything, mark, processes, run
+    everything, mark, processes, run_mode
 ):
     def reply(messages, n):
         if n == 1:  # between two turns, the server dies
@@ -147,7 +147,7 @@ def test_a_server_killed_mid_run_gives_an_error_result_and_the_next_call_reconne
         agent = ReactAgent(
             name="a", model=ScriptedChatModel(fn=reply), tools=mcp.tools(), output_key="out"
         )
-        result = run(agent, "go")
+        result = run_mode.invoke(agent, "go")
         first, dead, again = _messages(result)
         assert first.content == "Echo: call 0"
         assert dead.status == "error" and tool_result(dead).error_type == "RESOURCE_NOT_FOUND"
@@ -160,7 +160,7 @@ def test_a_server_killed_mid_run_gives_an_error_result_and_the_next_call_reconne
     assert processes.wait_gone(mark) == []
 
 
-def test_a_slow_call_times_out_and_the_session_keeps_working(everything, mark, run):
+def test_a_slow_call_times_out_and_the_session_keeps_working(everything, mark, run_mode):
     config = {"mcpServers": {"everything": _everything(everything, mark)}}
     model = ScriptedChatModel(
         replies=[
@@ -176,7 +176,7 @@ def test_a_slow_call_times_out_and_the_session_keeps_working(everything, mark, r
             tools=mcp.tools(),
             default_tool_policy=ToolPolicy(timeout=0.5, max_retries=0),
         )
-        result = run(agent, "go")
+        result = run_mode.invoke(agent, "go")
         slow, after = _messages(result)
         assert tool_result(slow).error_type == "TIMEOUT"
         assert after.content == "Echo: after"
@@ -371,7 +371,9 @@ def test_a_run_with_mcp_tools_resumes_in_a_new_process(everything, mark, process
     assert processes.wait_gone(mark) == []
 
 
-def test_a_server_killed_during_a_call_answers_that_call_at_once(everything, mark, processes, run):
+def test_a_server_killed_during_a_call_answers_that_call_at_once(
+    everything, mark, processes, run_mode
+):
     def kill():
         for pid in processes.marked(mark):
             os.kill(pid, signal.SIGKILL)
@@ -390,7 +392,7 @@ def test_a_server_killed_during_a_call_answers_that_call_at_once(everything, mar
             name="a", model=ScriptedChatModel(fn=reply), tools=mcp.tools(), output_key="out"
         )
         started = time.monotonic()
-        result = run(agent, "go")
+        result = run_mode.invoke(agent, "go")
         wall = time.monotonic() - started
         dead, after = _messages(result)
         assert tool_result(dead).error_type == "RESOURCE_NOT_FOUND"
@@ -401,12 +403,12 @@ def test_a_server_killed_during_a_call_answers_that_call_at_once(everything, mar
     assert processes.wait_gone(mark) == []
 
 
-def test_a_tools_internal_error_on_a_live_session_is_its_result_not_a_reconnect(run):
+def test_a_tools_internal_error_on_a_live_session_is_its_result_not_a_reconnect(run_mode):
     server = Path(__file__).with_name("internal_error_server.py")
     model = ScriptedChatModel(replies=[tool_call("explode", {}), tool_call("fine", {}), "done"])
     with MCPToolset({"flaky": {"command": sys.executable, "args": [str(server)]}}) as mcp:
         agent = ReactAgent(name="a", model=model, tools=mcp.tools())
-        result = run(agent, "go")
+        result = run_mode.invoke(agent, "go")
         exploded, fine = _messages(result)
         assert exploded.status == "error" and "the database exploded" in exploded.content
         assert tool_result(exploded).error_type == "INVALID_PARAM"  # the model reads the reason

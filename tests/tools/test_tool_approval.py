@@ -42,11 +42,11 @@ def _agent(tool=delete, call=None, *, name="janitor", answer="finished", **polic
     return agent, model
 
 
-def _pause(run, thread):
+def _pause(run_mode, thread):
     allowed["yes"] = False
     runs.clear()
     agent, model = _agent()
-    first = run(agent, "clean up", thread_id=thread)
+    first = run_mode.invoke(agent, "clean up", thread_id=thread)
     (pending,) = first["__interrupt__"]
     value = pending.value
     assert value["type"] == "tool_approval" and value["tool"] == "delete"
@@ -60,10 +60,10 @@ def _pause(run, thread):
     return agent, model
 
 
-def test_retry_runs_the_call_again_once_and_replaces_the_error(run):
-    agent, model = _pause(run, "a-retry")
+def test_retry_runs_the_call_again_once_and_replaces_the_error(run_mode):
+    agent, model = _pause(run_mode, "a-retry")
     allowed["yes"] = True  # the human fixed the permission
-    result = run.resume(agent, "a-retry", {"decision": "retry"})
+    result = run_mode.resume(agent, "a-retry", {"decision": "retry"})
     assert runs["delete"] == 2  # not re-run before the decision was applied
     tools = [m for m in result["messages"] if isinstance(m, ToolMessage)]
     assert [(m.content, m.status) for m in tools] == [("deleted /data/a.txt", "success")]
@@ -71,26 +71,26 @@ def test_retry_runs_the_call_again_once_and_replaces_the_error(run):
     assert result["out"] == "finished"
 
 
-def test_retry_with_edited_args(run):
-    agent, _ = _pause(run, "a-edit")
+def test_retry_with_edited_args(run_mode):
+    agent, _ = _pause(run_mode, "a-edit")
     allowed["yes"] = True
-    result = run.resume(agent, "a-edit", {"decision": "retry", "args": {"path": "/tmp/a.txt"}})
+    result = run_mode.resume(agent, "a-edit", {"decision": "retry", "args": {"path": "/tmp/a.txt"}})
     assert [m.content for m in result["messages"] if isinstance(m, ToolMessage)] == [
         "deleted /tmp/a.txt"
     ]
 
 
-def test_a_retry_that_fails_again_pauses_again(run):
-    agent, _ = _pause(run, "a-again")
-    second = run.resume(agent, "a-again", "retry")
+def test_a_retry_that_fails_again_pauses_again(run_mode):
+    agent, _ = _pause(run_mode, "a-again")
+    second = run_mode.resume(agent, "a-again", "retry")
     assert runs["delete"] == 2 and "__interrupt__" in second
-    done = run.resume(agent, "a-again", {"decision": "skip", "message": "leave it"})
+    done = run_mode.resume(agent, "a-again", {"decision": "skip", "message": "leave it"})
     assert runs["delete"] == 2 and done["out"] == "finished"
 
 
-def test_skip_gives_the_model_the_humans_message(run):
-    agent, model = _pause(run, "a-skip")
-    result = run.resume(agent, "a-skip", {"decision": "skip", "message": "keep that file"})
+def test_skip_gives_the_model_the_humans_message(run_mode):
+    agent, model = _pause(run_mode, "a-skip")
+    result = run_mode.resume(agent, "a-skip", {"decision": "skip", "message": "keep that file"})
     assert runs["delete"] == 1
     seen = model.requests[1][-1]
     assert seen.status == "error" and "[PERMISSION_DENIED]" in seen.content
@@ -99,23 +99,23 @@ def test_skip_gives_the_model_the_humans_message(run):
     assert result["out"] == "finished"
 
 
-def test_abort_stops_the_run_with_a_tool_error(run):
-    agent, model = _pause(run, "a-abort")
+def test_abort_stops_the_run_with_a_tool_error(run_mode):
+    agent, model = _pause(run_mode, "a-abort")
     with pytest.raises(ToolError, match="aborted the run: wrong folder") as err:
-        run.resume(agent, "a-abort", {"decision": "abort", "reason": "wrong folder"})
+        run_mode.resume(agent, "a-abort", {"decision": "abort", "reason": "wrong folder"})
     assert err.value.error_type == "PERMISSION_DENIED"
     assert runs["delete"] == 1 and model.calls == 1
 
 
-def test_a_bad_answer_is_refused_before_it_is_stored(run):
-    agent, _ = _pause(run, "a-bad")
+def test_a_bad_answer_is_refused_before_it_is_stored(run_mode):
+    agent, _ = _pause(run_mode, "a-bad")
     with pytest.raises(ValueError, match="cannot understand the resume value"):
-        run.resume(agent, "a-bad", {"decision": "maybe"})
-    result = run.resume(agent, "a-bad", "skip")
+        run_mode.resume(agent, "a-bad", {"decision": "maybe"})
+    result = run_mode.resume(agent, "a-bad", "skip")
     assert result["out"] == "finished"
 
 
-def test_resource_not_found_can_pause_for_a_human_too(run):
+def test_resource_not_found_can_pause_for_a_human_too(run_mode):
     @tool
     def open_ticket(ticket: str) -> str:
         """Open a support ticket."""
@@ -127,17 +127,17 @@ def test_resource_not_found_can_pause_for_a_human_too(run):
     runs.clear()
     call = tool_call("open_ticket", {"ticket": "T-1"})
     agent, model = _agent(open_ticket, call, name="desk", answer="handled")
-    first = run(agent, "help", thread_id="nf-edit")
+    first = run_mode.invoke(agent, "help", thread_id="nf-edit")
     (pending,) = first["__interrupt__"]
     assert pending.value["error"]["type"] == "RESOURCE_NOT_FOUND"
     assert "no ticket T-1" in pending.value["error"]["message"]
-    result = run.resume(agent, "nf-edit", {"decision": "retry", "args": {"ticket": "T-2"}})
+    result = run_mode.resume(agent, "nf-edit", {"decision": "retry", "args": {"ticket": "T-2"}})
     assert runs["open"] == 2 and model.calls == 2
     assert model.requests[1][-1].content == "ticket T-2: printer on fire"
     assert result["out"] == "handled"
 
 
-def test_one_call_of_a_parallel_batch_waits_for_a_human_the_others_run_once(run):
+def test_one_call_of_a_parallel_batch_waits_for_a_human_the_others_run_once(run_mode):
     runs.clear()
     locked = {"yes": True}
 
@@ -151,11 +151,11 @@ def test_one_call_of_a_parallel_batch_waits_for_a_human_the_others_run_once(run)
 
     turn = tool_calls(*[("read", {"n": i}) for i in (1, 2, 3)])
     agent, model = _agent(read, turn, name="reader", answer="done", parallel_safe=True)
-    first = run(agent, "go", thread_id="a-batch")
+    first = run_mode.invoke(agent, "go", thread_id="a-batch")
     (pending,) = first["__interrupt__"]
     assert pending.value["args"] == {"n": 2} and runs == {1: 1, 2: 1, 3: 1}
     locked["yes"] = False
-    result = run.resume(agent, "a-batch", "retry")
+    result = run_mode.resume(agent, "a-batch", "retry")
     assert runs == {1: 1, 2: 2, 3: 1}  # only the paused call ran again
     assert [m.content for m in model.requests[1] if isinstance(m, ToolMessage)] == [
         "part 1",

@@ -34,7 +34,7 @@ def weather(city: str, days: int) -> str:
     return f"{city}: sunny for {days} days"
 
 
-def test_invalid_arguments_go_back_to_the_model_which_regenerates(run):
+def test_invalid_arguments_go_back_to_the_model_which_regenerates(run_mode):
     calls.clear()
     model = ScriptedChatModel(
         replies=[
@@ -43,7 +43,7 @@ def test_invalid_arguments_go_back_to_the_model_which_regenerates(run):
             "Sunny.",
         ]
     )
-    result = run(_agent(model, [weather]), "go")
+    result = run_mode.invoke(_agent(model, [weather]), "go")
     error = _last_tool_message(model, 1)
     assert error.status == "error"
     assert error.content.startswith("Error [INVALID_PARAM] in tool `weather`:")
@@ -60,7 +60,7 @@ def test_invalid_arguments_go_back_to_the_model_which_regenerates(run):
     assert result["out"] == "Sunny."
 
 
-def test_unknown_tool_reaches_tool_hooks_first_then_names_the_available_tools(run):
+def test_unknown_tool_reaches_tool_hooks_first_then_names_the_available_tools(run_mode):
     seen = []
 
     class Spy(ToolHook):
@@ -69,7 +69,7 @@ def test_unknown_tool_reaches_tool_hooks_first_then_names_the_available_tools(ru
             return handler(request)
 
     model = ScriptedChatModel(replies=[tool_call("wether", {"city": "Paris"}), "sorry"])
-    result = run(_agent(model, [weather], hooks=[Spy()]), "go")
+    result = run_mode.invoke(_agent(model, [weather], hooks=[Spy()]), "go")
     assert seen == [("wether", None)]
     error = _last_tool_message(model)
     assert error.status == "error" and "[INVALID_PARAM]" in error.content
@@ -77,31 +77,31 @@ def test_unknown_tool_reaches_tool_hooks_first_then_names_the_available_tools(ru
     assert result["out"] == "sorry"
 
 
-def test_invalid_params_are_bounded_per_tool(run):
+def test_invalid_params_are_bounded_per_tool(run_mode):
     model = ScriptedChatModel(fn=lambda messages, n: tool_call("weather", {"city": "Paris"}))
     agent = _agent(model, [weather], tool_policies={"weather": ToolPolicy(max_invalid_params=2)})
     with pytest.raises(ToolError, match="invalid arguments 3 times in a row") as err:
-        run(agent, "go")
+        run_mode.invoke(agent, "go")
     assert err.value.error_type == "INVALID_PARAM" and err.value.tool == "weather"
     assert model.calls == 3  # two errors went back to the model, the third stopped the run
 
 
-def test_a_model_that_keeps_naming_a_missing_tool_is_stopped_too(run):
+def test_a_model_that_keeps_naming_a_missing_tool_is_stopped_too(run_mode):
     model = ScriptedChatModel(fn=lambda messages, n: tool_call("wether", {"city": "Paris"}))
     agent = _agent(model, [weather], default_tool_policy=ToolPolicy(max_invalid_params=1))
     with pytest.raises(ToolError, match="`wether` does not exist and was asked for 2 times"):
-        run(agent, "go")
+        run_mode.invoke(agent, "go")
     assert model.calls == 2
 
 
-def test_a_tool_chooses_its_error_type_by_raising_a_typed_error(run):
+def test_a_tool_chooses_its_error_type_by_raising_a_typed_error(run_mode):
     @tool
     def book(day: str) -> str:
         """Book a day."""
         raise InvalidToolParamError("day must be a weekday", hint="use Monday to Friday")
 
     model = ScriptedChatModel(replies=[tool_call("book", {"day": "Sunday"}), "ok"])
-    run(_agent(model, [book]), "go")
+    run_mode.invoke(_agent(model, [book]), "go")
     error = _last_tool_message(model)
     assert "[INVALID_PARAM]" in error.content and "day must be a weekday" in error.content
     assert error.content.endswith("Hint: use Monday to Friday")
@@ -115,14 +115,14 @@ def test_a_tool_chooses_its_error_type_by_raising_a_typed_error(run):
         (KeyError("order 42"), "RESOURCE_NOT_FOUND"),
     ],
 )
-def test_permission_and_not_found_errors_go_back_to_the_model(run, exc, kind):
+def test_permission_and_not_found_errors_go_back_to_the_model(run_mode, exc, kind):
     @tool
     def fetch(path: str) -> str:
         """Fetch a file."""
         raise exc
 
     model = ScriptedChatModel(replies=[tool_call("fetch", {"path": "x"}), "could not"])
-    result = run(_agent(model, [fetch]), "go")
+    result = run_mode.invoke(_agent(model, [fetch]), "go")
     error = _last_tool_message(model)
     assert error.status == "error" and error.content.startswith(f"Error [{kind}] in tool `fetch`")
     assert "Hint:" in error.content
@@ -131,7 +131,7 @@ def test_permission_and_not_found_errors_go_back_to_the_model(run, exc, kind):
     assert result["agent_status"]["worker"] == "completed"
 
 
-def test_timeouts_are_retried_with_backoff_and_counted(run):
+def test_timeouts_are_retried_with_backoff_and_counted(run_mode):
     attempts = Counter()
 
     @tool
@@ -144,13 +144,13 @@ def test_timeouts_are_retried_with_backoff_and_counted(run):
 
     model = ScriptedChatModel(replies=[tool_call("flaky", {"q": "x"}), "done"])
     policy = ToolPolicy(max_retries=3, backoff=0.01)
-    run(_agent(model, [flaky], default_tool_policy=policy), "go")
+    run_mode.invoke(_agent(model, [flaky], default_tool_policy=policy), "go")
     message = _last_tool_message(model)
     assert message.content == "answer" and message.status == "success"
     assert attempts["n"] == 3 and tool_result(message).attempts == 3
 
 
-def test_timeouts_beyond_max_retries_reach_the_model(run):
+def test_timeouts_beyond_max_retries_reach_the_model(run_mode):
     attempts = Counter()
 
     @tool
@@ -161,7 +161,7 @@ def test_timeouts_beyond_max_retries_reach_the_model(run):
 
     model = ScriptedChatModel(replies=[tool_call("down", {"q": "x"}), "gave up"])
     policy = ToolPolicy(max_retries=2, backoff=0)
-    result = run(_agent(model, [down], default_tool_policy=policy), "go")
+    result = run_mode.invoke(_agent(model, [down], default_tool_policy=policy), "go")
     message = _last_tool_message(model)
     assert message.content.startswith("Error [TIMEOUT] in tool `down`: TimeoutError: upstream slow")
     assert "(tried 3 times)" in message.content
@@ -169,7 +169,7 @@ def test_timeouts_beyond_max_retries_reach_the_model(run):
     assert result["out"] == "gave up"
 
 
-def test_unknown_error_stops_the_run_and_resume_reruns_that_call(run):
+def test_unknown_error_stops_the_run_and_resume_reruns_that_call(run_mode):
     broken = {"yes": True}
     attempts = Counter()
 
@@ -184,7 +184,7 @@ def test_unknown_error_stops_the_run_and_resume_reruns_that_call(run):
     model = ScriptedChatModel(replies=[tool_call("lookup", {"q": "x"}), "done"])
     agent = _agent(model, [lookup])
     with pytest.raises(ToolError, match="database driver crashed") as err:
-        run(agent, "go", thread_id="t-unknown")
+        run_mode.invoke(agent, "go", thread_id="t-unknown")
     assert err.value.error_type == "UNKNOWN" and err.value.agent == "worker"
     assert isinstance(err.value.__cause__, RuntimeError)
     assert "agent.resume(thread_id)" in str(err.value)
@@ -200,7 +200,7 @@ def test_unknown_error_stops_the_run_and_resume_reruns_that_call(run):
     assert "database driver crashed" in info.error and "agent.resume" in info.hint
 
     broken["yes"] = False  # the fix
-    result = run.resume(agent, "t-unknown")
+    result = run_mode.resume(agent, "t-unknown")
     assert attempts["n"] == 2 and model.calls == 2
     assert result["out"] == "done" and result["agent_status"]["worker"] == "completed"
     assert _last_tool_message(model).content == "found it"
@@ -230,7 +230,7 @@ def test_an_unknown_error_is_logged_and_streamed_as_the_agent_failing(caplog):
     assert failed[-1].error_type == "ToolError"
 
 
-def test_sys_exit_inside_a_tool_is_a_tool_error_not_the_end_of_the_process(run):
+def test_sys_exit_inside_a_tool_is_a_tool_error_not_the_end_of_the_process(run_mode):
     @tool
     def quitter(q: str) -> str:
         """Exits."""
@@ -238,10 +238,10 @@ def test_sys_exit_inside_a_tool_is_a_tool_error_not_the_end_of_the_process(run):
 
     model = ScriptedChatModel(replies=[tool_call("quitter", {"q": "x"}), "done"])
     with pytest.raises(ToolError, match=r"sys.exit\(3\)"):
-        run(_agent(model, [quitter]), "go")
+        run_mode.invoke(_agent(model, [quitter]), "go")
 
 
-def test_recovery_table_is_configurable(run):
+def test_recovery_table_is_configurable(run_mode):
     @tool
     def shaky(q: str) -> str:
         """Fails."""
@@ -249,7 +249,7 @@ def test_recovery_table_is_configurable(run):
 
     model = ScriptedChatModel(replies=[tool_call("shaky", {"q": "x"}), "fine"])
     policy = ToolPolicy(recovery={ToolErrorType.UNKNOWN: "return"})
-    result = run(_agent(model, [shaky], tool_policies={"shaky": policy}), "go")
+    result = run_mode.invoke(_agent(model, [shaky], tool_policies={"shaky": policy}), "go")
     assert _last_tool_message(model).content.startswith("Error [UNKNOWN] in tool `shaky`")
     assert result["out"] == "fine"
 
@@ -261,7 +261,7 @@ def test_tool_policies_must_name_the_agents_tools():
         _agent(ScriptedChatModel(replies=["x"]), [weather], tool_policies={"wether": ToolPolicy()})
 
 
-def test_retries_wait_backoff_then_twice_as_long_each_time(run):
+def test_retries_wait_backoff_then_twice_as_long_each_time(run_mode):
     moments = []
 
     @tool
@@ -272,7 +272,7 @@ def test_retries_wait_backoff_then_twice_as_long_each_time(run):
 
     model = ScriptedChatModel(replies=[tool_call("stuck", {"q": "x"}), "gave up"])
     policy = ToolPolicy(max_retries=3, backoff=0.1)
-    run(_agent(model, [stuck], default_tool_policy=policy), "go")
+    run_mode.invoke(_agent(model, [stuck], default_tool_policy=policy), "go")
     assert tool_result(_last_tool_message(model)).attempts == 4
     gaps = [later - earlier for earlier, later in zip(moments, moments[1:], strict=False)]
     # at least 0.1, 0.2, 0.4 s apart (an event loop may wake a millisecond early)

@@ -59,7 +59,7 @@ def _results(result):
     return [(m.content, m.status) for m in result["messages"] if isinstance(m, ToolMessage)]
 
 
-def test_four_parallel_safe_tools_take_the_time_of_one_beside_a_failing_call(run, mode):
+def test_four_parallel_safe_tools_take_the_time_of_one_beside_a_failing_call(run_mode):
     flight = Flight()
     make = _slow_tools(flight, fail="bad")
     names = ["weather", "news", "stocks", "bad", "traffic"]  # four tools × 0.3 s, one fails
@@ -74,9 +74,9 @@ def test_four_parallel_safe_tools_take_the_time_of_one_beside_a_failing_call(run
     )
     agent.compile()  # the build is not what is timed
     started = time.monotonic()
-    result = run(agent, "go")
+    result = run_mode.invoke(agent, "go")
     wall = time.monotonic() - started
-    print(f"\n[{mode}] 4 parallel-safe tools x 0.3 s + 1 failing call: {wall:.2f} s wall")
+    print(f"\n[{run_mode}] 4 parallel-safe tools x 0.3 s + 1 failing call: {wall:.2f} s wall")
     assert wall < 0.9  # about one call's 0.3 s; one after another would be 1.5 s
     assert flight.peak == 5
     assert [kind for kind, _ in flight.log][:5] == ["start"] * 5
@@ -97,13 +97,13 @@ def test_four_parallel_safe_tools_take_the_time_of_one_beside_a_failing_call(run
     assert result["out"] == "all back"
 
 
-def test_two_tools_not_marked_parallel_safe_never_overlap(run):
+def test_two_tools_not_marked_parallel_safe_never_overlap(run_mode):
     flight = Flight()
     make = _slow_tools(flight)
     turn = tool_calls(("first", {"x": 1}), ("second", {"x": 2}))
     model = ScriptedChatModel(replies=[turn, "done"])
     agent = ReactAgent(name="seq", model=model, tools=[make("first"), make("second")])
-    result = run(agent, "go")
+    result = run_mode.invoke(agent, "go")
     assert flight.peak == 1
     assert flight.log == [
         ("start", "first1"),
@@ -115,7 +115,7 @@ def test_two_tools_not_marked_parallel_safe_never_overlap(run):
     assert model.calls == 2  # the model saw both results at once
 
 
-def test_mixed_turns_run_in_batches_in_call_order(run):
+def test_mixed_turns_run_in_batches_in_call_order(run_mode):
     flight = Flight()
     make = _slow_tools(flight)
     read, write = make("read"), make("write")
@@ -124,7 +124,7 @@ def test_mixed_turns_run_in_batches_in_call_order(run):
         ("read", {"x": 1}), ("read", {"x": 2}), ("write", {"x": 3}), ("read", {"x": 4})
     )
     model = ScriptedChatModel(replies=[turn, "done"])
-    result = run(ReactAgent(name="mix", model=model, tools=[read, write]), "go")
+    result = run_mode.invoke(ReactAgent(name="mix", model=model, tools=[read, write]), "go")
     starts = [n for kind, n in flight.log if kind == "start"]
     assert set(starts[:2]) == {"read1", "read2"} and starts[2:] == ["write3", "read4"]
     index = flight.log.index
@@ -134,7 +134,7 @@ def test_mixed_turns_run_in_batches_in_call_order(run):
     assert [c for c, _ in _results(result)] == ["read 1", "read 2", "write 3", "read 4"]
 
 
-def test_an_unknown_error_in_a_batch_keeps_the_others_and_resume_reruns_only_it(run):
+def test_an_unknown_error_in_a_batch_keeps_the_others_and_resume_reruns_only_it(run_mode):
     runs: Counter[str] = Counter()
     broken = {"yes": True}
 
@@ -157,10 +157,10 @@ def test_an_unknown_error_in_a_batch_keeps_the_others_and_resume_reruns_only_it(
         default_tool_policy=ToolPolicy(parallel_safe=True),
     )
     with pytest.raises(ToolError, match="step 2 crashed"):
-        run(agent, "go", thread_id="batch")
+        run_mode.invoke(agent, "go", thread_id="batch")
     assert runs == {1: 1, 2: 1, 3: 1}
     broken["yes"] = False
-    result = run.resume(agent, "batch")
+    result = run_mode.resume(agent, "batch")
     assert runs == {1: 1, 2: 2, 3: 1}  # only the failed call ran again
     assert [c for c, _ in _results(result)] == ["step 1", "step 2", "step 3"]
     assert result["out"] == "done"

@@ -47,7 +47,7 @@ def test_long_results_are_truncated_with_a_note():
     assert serialize_result("short", max_chars=10) == "short"
 
 
-def test_the_model_sees_json_for_a_pydantic_result_and_truncated_text(run):
+def test_the_model_sees_json_for_a_pydantic_result_and_truncated_text(run_mode):
     @tool
     def order(n: int) -> Order:
         """Get an order."""
@@ -67,14 +67,14 @@ def test_the_model_sees_json_for_a_pydantic_result_and_truncated_text(run):
         tools=[order, log],
         tool_policies={"log": ToolPolicy(max_result_chars=100)},
     )
-    run(agent, "go")
+    run_mode.invoke(agent, "go")
     first, second = model.requests[1][-1], model.requests[2][-1]
     assert isinstance(first, ToolMessage) and first.content == '{"id":7,"items":["pen","ink"]}'
     assert second.content.startswith("line\n" * 20)
     assert "result truncated: 4900 of 5000 characters omitted" in second.content
 
 
-def test_a_tool_that_returns_content_blocks_and_an_artifact_is_truncated_too(run):
+def test_a_tool_that_returns_content_blocks_and_an_artifact_is_truncated_too(run_mode):
     @tool(response_format="content_and_artifact")
     def scan(n: int) -> tuple[list, dict]:
         """Scan pages."""
@@ -88,7 +88,7 @@ def test_a_tool_that_returns_content_blocks_and_an_artifact_is_truncated_too(run
         tools=[scan],
         default_tool_policy=ToolPolicy(max_result_chars=50),
     )
-    run(agent, "go")
+    run_mode.invoke(agent, "go")
     seen = model.requests[1][-1]
     assert isinstance(seen, ToolMessage) and seen.artifact == {"pages": 2}
     first, second = seen.content

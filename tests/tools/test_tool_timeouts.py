@@ -32,7 +32,7 @@ def _check(model, result, name):
     assert result["out"] == "moved on"
 
 
-def test_a_hanging_sync_tool_times_out_in_its_worker_thread(run):
+def test_a_hanging_sync_tool_times_out_in_its_worker_thread(run_mode):
     release = threading.Event()
     started = []
 
@@ -44,7 +44,7 @@ def test_a_hanging_sync_tool_times_out_in_its_worker_thread(run):
 
     agent, model = _agent(StructuredTool.from_function(hang))
     try:
-        result = run(agent, "go")
+        result = run_mode.invoke(agent, "go")
     finally:
         release.set()  # let the abandoned worker threads end
     _check(model, result, "hang")
@@ -53,7 +53,7 @@ def test_a_hanging_sync_tool_times_out_in_its_worker_thread(run):
     assert all(t.daemon and t.name.startswith("graphflow-worker-") for t in started)
 
 
-def test_a_hanging_async_tool_times_out_and_is_cancelled(run):
+def test_a_hanging_async_tool_times_out_and_is_cancelled(run_mode):
     cancelled = []
 
     async def ahang(q: str) -> str:
@@ -66,12 +66,12 @@ def test_a_hanging_async_tool_times_out_and_is_cancelled(run):
         return "late"
 
     agent, model = _agent(StructuredTool.from_function(coroutine=ahang, name="ahang"))
-    result = run(agent, "go")
+    result = run_mode.invoke(agent, "go")
     _check(model, result, "ahang")
     assert cancelled == ["x", "x"]  # under invoke too: its own loop in a worker thread
 
 
-def test_an_async_tool_slow_to_honour_its_cancel_is_abandoned_after_a_grace_second(run):
+def test_an_async_tool_slow_to_honour_its_cancel_is_abandoned_after_a_grace_second(run_mode):
     seen = {}
 
     async def stubborn(q: str) -> str:
@@ -99,7 +99,7 @@ def test_an_async_tool_slow_to_honour_its_cancel_is_abandoned_after_a_grace_seco
         output_key="out",
         default_tool_policy=policy,
     )
-    result = run(agent, "go")
+    result = run_mode.invoke(agent, "go")
     assert result["out"] == "moved on"
     error = [m for m in result["messages"] if isinstance(m, ToolMessage)][0]
     assert error.content.startswith("Error [TIMEOUT] in tool `stubborn`: no answer within 0.3 s")
