@@ -48,59 +48,62 @@ def test_the_url_decides_the_transport_in_a_config(http_server):
         assert echo.invoke({"message": "hi"}) == "Echo: hi"
 
 
-def test_a_dead_http_server_is_an_error_result_until_it_is_back(http_server, run_mode):
-    url = http_server("streamableHttp")
-    port = int(url.split(":")[2].split("/")[0])
+def _echo_calls(run_mode, url, calls, before):
+    """Tool results of an agent that calls `echo` at `url` `calls` times, and the sessions used.
+
+    `before(n)` runs before model call `n` (between two tool calls): it kills or restarts servers.
+    """
 
     def reply(messages, n):
-        if n == 1:
-            http_server.kill(url)
-        if n == 3:
-            http_server("streamableHttp", port=port)  # back on the same address
-        if n < 4:
-            return tool_call("echo", {"message": f"call {n}"})
-        return "survived"
+        before(n)
+        return tool_call("echo", {"message": f"call {n}"}) if n < calls else "survived"
 
     with MCPToolset({"web": HttpServer(url=url, include=["echo"])}) as mcp:
         agent = ReactAgent(
             name="a", model=ScriptedChatModel(fn=reply), tools=mcp.tools(), output_key="out"
         )
         result = run_mode.invoke(agent, "go")
-        first, closed, down, back = [m for m in result["messages"] if isinstance(m, ToolMessage)]
-        assert first.content == "Echo: call 0"
-        for error in (closed, down):
-            assert error.status == "error"
-            assert tool_result(error).error_type == "RESOURCE_NOT_FOUND"
-            assert "the next call connects to the server again" in error.content
-        assert "MCP server `web` closed the connection" in closed.content
-        # reconnecting fails while it is down: still an error result, never the end of the run
-        assert "MCP server `web` cannot be reached (ConnectError" in down.content
-        assert back.content == "Echo: call 3"
-        assert result["out"] == "survived"
+        assert result["out"] == "survived"  # the run went on whatever the server did
+        return [m for m in result["messages"] if isinstance(m, ToolMessage)], mcp.connects("web")
+
+
+def _port(url):
+    return int(url.split(":")[2].split("/")[0])
+
+
+def test_a_dead_http_server_is_an_error_result_until_it_is_back(http_server, run_mode):
+    url = http_server("streamableHttp")
+
+    def before(n):
+        if n == 1:
+            http_server.kill(url)
+        if n == 3:
+            http_server("streamableHttp", port=_port(url))  # back on the same address
+
+    (first, closed, down, back), _ = _echo_calls(run_mode, url, 4, before)
+    assert first.content == "Echo: call 0"
+    for error in (closed, down):
+        assert error.status == "error"
+        assert tool_result(error).error_type == "RESOURCE_NOT_FOUND"
+        assert "the next call connects to the server again" in error.content
+    assert "MCP server `web` closed the connection" in closed.content
+    # reconnecting fails while it is down: still an error result, never the end of the run
+    assert "MCP server `web` cannot be reached (ConnectError" in down.content
+    assert back.content == "Echo: call 3"
 
 
 def test_a_restarted_http_server_lost_the_session_and_the_next_call_reconnects(
     http_server, run_mode
 ):
     url = http_server("streamableHttp")
-    port = int(url.split(":")[2].split("/")[0])
 
-    def reply(messages, n):
+    def before(n):
         if n == 1:  # restarted between two calls: the old session id means nothing to it now
             http_server.kill(url)
-            http_server("streamableHttp", port=port)
-        if n < 3:
-            return tool_call("echo", {"message": f"call {n}"})
-        return "survived"
+            http_server("streamableHttp", port=_port(url))
 
-    with MCPToolset({"web": HttpServer(url=url, include=["echo"])}) as mcp:
-        agent = ReactAgent(
-            name="a", model=ScriptedChatModel(fn=reply), tools=mcp.tools(), output_key="out"
-        )
-        result = run_mode.invoke(agent, "go")
-        first, lost, again = [m for m in result["messages"] if isinstance(m, ToolMessage)]
-        assert first.content == "Echo: call 0" and again.content == "Echo: call 2"
-        assert tool_result(lost).error_type == "RESOURCE_NOT_FOUND"
-        assert "MCP server `web` lost the session" in lost.content
-        assert mcp.connects("web") == 2
-        assert result["out"] == "survived"
+    (first, lost, again), sessions = _echo_calls(run_mode, url, 3, before)
+    assert first.content == "Echo: call 0" and again.content == "Echo: call 2"
+    assert tool_result(lost).error_type == "RESOURCE_NOT_FOUND"
+    assert "MCP server `web` lost the session" in lost.content
+    assert sessions == 2
