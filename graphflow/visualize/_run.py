@@ -19,7 +19,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 
 from graphflow.agents import Agent, FunctionAgent, LlmRoutingAgent, LoopAgent
 from graphflow.exceptions import RunNotFoundError
-from graphflow.state import AGENT_STATUS, LOOP_ITERATION, MESSAGES
+from graphflow.state import AGENT_STATUS, LOOP_ITERATION, MESSAGES, ROUTE_ERRORS, ROUTES
 from graphflow.tools.approval import APPROVAL_REQUEST
 from graphflow.visualize._xray import owner_of
 from graphflow.visualize.model import AgentRun, RunStatus
@@ -38,6 +38,8 @@ class _Counts:
     model_calls: int = 0
     tool_calls: int = 0
     loop_passes: int = 0
+    routes: list[str] = field(default_factory=list)
+    routes_at: str = ""  # checkpoint id of the latest choice (a router in a loop chooses again)
     seen: set[str] = field(default_factory=set)
 
 
@@ -77,11 +79,14 @@ def run_overlay(root: Agent, thread_id: str, checkpointer: Any) -> dict[str, Age
 def _with_counts(agent: Agent, status: RunStatus, detail: str, counts: _Counts | None) -> AgentRun:
     counts = counts or _Counts()
     leaf = not agent.sub_agents_list
+    router = isinstance(agent, LlmRoutingAgent)
     calls_known = leaf and not isinstance(agent, FunctionAgent | LlmRoutingAgent)
+    if router and counts.routes and status == "done":
+        detail = "→ " + ", ".join(counts.routes)  # what it chose
     return AgentRun(
         status=status,
         detail=detail,
-        model_calls=counts.model_calls if calls_known else None,
+        model_calls=counts.model_calls if calls_known or router else None,
         tool_calls=counts.tool_calls if calls_known else None,
         loop_passes=counts.loop_passes if isinstance(agent, LoopAgent) else None,
     )
@@ -214,6 +219,8 @@ def _count(root: Agent, saver: Any, thread_id: str) -> dict[str, _Counts]:
         if isinstance(agent, LoopAgent):
             passes = [v[LOOP_ITERATION] for v in values if v.get(LOOP_ITERATION) is not None]
             entry.loop_passes += max(passes) + 1 if passes else 0
+        if isinstance(agent, LlmRoutingAgent):
+            _count_decisions(entry, tuples)
         if agent.sub_agents_list:
             continue  # a flow's messages are its sub-agents' answers
         # the messages the agent's own steps wrote, read from the steps' writes (so it holds
@@ -234,3 +241,18 @@ def _count(root: Agent, saver: Any, thread_id: str) -> dict[str, _Counts]:
                     elif isinstance(message, ToolMessage):
                         entry.tool_calls += 1
     return counts
+
+
+def _count_decisions(entry: _Counts, tuples: list[Any]) -> None:
+    """A router's model calls: each attempt writes its choice (`ROUTES`) or, to be retried, the
+    errors so far (`ROUTE_ERRORS`); the empty values are resets, not calls. A last attempt that
+    fails the run writes nothing, so it is not counted."""
+    for tup in tuples:
+        for task, channel, value in tup.pending_writes or ():
+            if channel not in (ROUTES, ROUTE_ERRORS) or not value or task in entry.seen:
+                continue
+            entry.seen.add(task)
+            entry.model_calls += 1
+            at = str(tup.config["configurable"].get("checkpoint_id", ""))
+            if channel == ROUTES and at >= entry.routes_at:
+                entry.routes, entry.routes_at = list(value), at

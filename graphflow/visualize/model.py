@@ -103,8 +103,8 @@ class AgentRun:
     status: RunStatus
     """`done`, `running`, `failed`, `interrupted` or `not_reached`."""
     detail: str = ""
-    """How it ended (`completed`, `until`, `max_iterations`, ...), the error of a failed agent,
-    or what an interrupted agent is waiting for."""
+    """How it ended (`completed`, `until`, `max_iterations`, ..., a router's choice `→ beta`),
+    the error of a failed agent, or what an interrupted agent is waiting for."""
     model_calls: int | None = None
     """Model calls made in this thread (None: not known for this kind)."""
     tool_calls: int | None = None

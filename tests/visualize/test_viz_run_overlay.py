@@ -16,6 +16,7 @@ from viz_support import REPO
 
 from graphflow import (
     FunctionAgent,
+    LlmRoutingAgent,
     LoopAgent,
     ParallelAgent,
     ParallelBranchError,
@@ -187,3 +188,31 @@ def test_counts_are_the_agents_own_calls(tmp_path: Path) -> None:
     team.invoke("go", thread_id="t", checkpointer=url)
     runs = _runs(build_drawing(team, thread_id="t", checkpointer=url))
     assert (runs["first"].model_calls, runs["second"].model_calls) == (1, 1)
+
+
+def test_a_router_shows_its_choice_and_its_model_calls(tmp_path: Path) -> None:
+    def route(name: str) -> ReactAgent:
+        return ReactAgent(
+            name=name,
+            description=f"{name} questions",
+            model=ScriptedChatModel(replies=[name] * 3),
+            output_key=f"{name}_answer",
+        )
+
+    # first pass: one invalid answer, then beta; second pass: alpha at once
+    chooser = ScriptedChatModel(
+        replies=['{"agent": "nobody"}', '{"agent": "beta"}', '{"agent": "alpha"}']
+    )
+    router = LlmRoutingAgent(
+        name="router", model=chooser, sub_agents=[route("alpha"), route("beta")]
+    )
+    team = LoopAgent(name="again", max_iterations=2, sub_agents=[router])
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    team.invoke("go", thread_id="t", checkpointer=url)
+    runs = _runs(build_drawing(team, thread_id="t", checkpointer=url))
+    assert (runs["router"].status, runs["router"].detail) == ("done", "→ alpha")
+    assert runs["router"].model_calls == 3 and runs["router"].tool_calls is None
+    assert runs["alpha"].model_calls == 1 and runs["beta"].model_calls == 1
+    assert "✔ done (→ alpha) · model calls 3" in str(
+        draw(team, "ascii", thread_id="t", checkpointer=url)
+    )
