@@ -23,7 +23,13 @@ from typing import Any
 
 from graphflow import events as ev
 from graphflow.agents.base import Agent
-from graphflow.exceptions import GraphflowConfigError, GraphflowError, RunStateError
+from graphflow.exceptions import (
+    CheckpointStoreError,
+    CheckpointTypeError,
+    GraphflowConfigError,
+    GraphflowError,
+    RunStateError,
+)
 
 __all__ = ("CliError", "console", "load_agent", "main")
 
@@ -373,7 +379,11 @@ def _cmd_runs(args: argparse.Namespace) -> int:
         agents: dict[str, Agent] = {}
         infos = []
         for tid in thread_ids(saver):
-            target = _target_of(saver, tid)
+            try:
+                target = _target_of(saver, tid)
+            except (CheckpointStoreError, CheckpointTypeError):  # a damaged thread hides no other
+                rows.append((tid, "?", "unreadable", "", "", ""))
+                continue
             if not target:
                 rows.append((tid, "?", "?", "", "", ""))
                 continue
@@ -383,7 +393,11 @@ def _cmd_runs(args: argparse.Namespace) -> int:
                 rows.append((tid, target, f"unloadable: {exc}", "", "", ""))
                 continue
             agents[target] = agent
-            info = _info(agent, args, tid)
+            try:
+                info = _info(agent, args, tid)
+            except (CheckpointStoreError, CheckpointTypeError):
+                rows.append((tid, agent.name, "unreadable", "", "", ""))
+                continue
             if info is not None:
                 infos.append((agent.name, info))
     for name, info in infos:
@@ -606,7 +620,13 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - the CLI explains every error in a line or two
         _fail(exc, debug)
         thread = getattr(args, "thread", None)
-        if thread and args.command in ("run", "resume", "approve"):
+        # no run to continue: `run` on a store that never opened, or a damaged thread
+        stuck = (
+            isinstance(exc, CheckpointStoreError)
+            and not exc.resumable
+            and (args.command == "run" or isinstance(exc.__cause__, ValueError | TypeError))
+        )
+        if thread and args.command in ("run", "resume", "approve") and not stuck:
             _say(f"the run can continue: {_resume_command(args, thread)}")
         return FAILED
 

@@ -179,11 +179,14 @@ class CheckpointStoreError(GraphflowError):
 
     Attributes:
         store: the URL (or saver type) of the store.
+        resumable: the store failed mid-run, so the run can continue once it works again (not
+            for a store that never opened, or a thread whose checkpoints are damaged).
     """
 
-    def __init__(self, message: str, *, store: str | None = None) -> None:
+    def __init__(self, message: str, *, store: str | None = None, resumable: bool = False) -> None:
         super().__init__(message)
         self.store = None if store is None else _hide_passwords(store)
+        self.resumable = resumable
 
 
 class RunStateError(GraphflowError, LookupError):

@@ -83,6 +83,7 @@ def translating(thread_id: str, store: str | None) -> Iterator[None]:
                 f"{type(exc).__name__}: {reason.rstrip('.')}. The checkpoints written before are "
                 f"kept; once the store works again, {_commands(thread_id)}",
                 store=store,
+                resumable=True,
             ) from exc
         if store is not None:
             _note(exc, f"graphflow: {_resume_hint(thread_id)}")

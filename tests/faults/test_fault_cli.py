@@ -230,3 +230,29 @@ def test_a_model_error_is_one_line_with_the_resume_command_and_the_run_resumes(a
         assert len(server.answered) == 1
     finally:
         server.stop()
+
+
+def test_runs_lists_a_damaged_thread_as_unreadable_and_the_others_as_usual(app: Path) -> None:
+    import sqlite3
+
+    for thread in ("t1", "t2"):
+        assert graphflow(app, "run", "app.py:team", "hi", "--thread-id", thread).returncode == 0
+    with sqlite3.connect(app / "runs.db") as conn:
+        conn.execute("UPDATE checkpoints SET checkpoint = X'c1c1c1' WHERE thread_id = 't1'")
+    listed = graphflow(app, "runs")
+    assert listed.returncode == 0, listed.stderr  # (one damaged thread failed the whole listing)
+    rows = {line.split()[0]: line.split()[1:3] for line in listed.stdout.splitlines()[1:]}
+    assert rows["t1"][1] == "unreadable" and rows["t2"] == ["team", "done"]
+    resumed = graphflow(app, "resume", "app.py:team", "t1")
+    line = one_clear_line(resumed, 1, "a checkpoint of thread 't1' cannot be loaded")
+    assert "new thread id" in line
+    assert "the run can continue" not in resumed.stderr  # there is nothing to continue
+
+
+def test_a_store_that_never_opened_offers_no_resume(app: Path) -> None:
+    failed = graphflow(
+        app, "run", "app.py:team", "hi", "--checkpointer", "postgresql://u@127.0.0.1:9/db"
+    )
+    one_clear_line(failed, 1, "PostgreSQL cannot be reached")
+    assert "the run can continue" not in failed.stderr  # nothing was stored to continue
+    assert not (app / "prep.calls").exists()
