@@ -276,6 +276,11 @@ def _say(text: str) -> None:
 def _cmd_run(args: argparse.Namespace) -> int:
     agent = load_agent(args.target)
     data = _parse_input(args.input)
+    if args.thread_id is not None and not args.thread_id.strip():
+        raise CliError(
+            f"--thread-id {args.thread_id!r} cannot name a run; give a name, or leave the option "
+            "out for a new thread"
+        )
     thread_id = args.thread_id or f"run-{uuid.uuid4().hex[:8]}"
     args.thread = thread_id
     _say(f"thread {thread_id} (resume with: {_resume_command(args, thread_id)})")

@@ -256,3 +256,10 @@ def test_a_store_that_never_opened_offers_no_resume(app: Path) -> None:
     one_clear_line(failed, 1, "PostgreSQL cannot be reached")
     assert "the run can continue" not in failed.stderr  # nothing was stored to continue
     assert not (app / "prep.calls").exists()
+
+
+@pytest.mark.parametrize("thread", ["", "  "])
+def test_an_empty_thread_id_is_refused(app: Path, thread: str) -> None:
+    refused = graphflow(app, "run", "app.py:team", "hi", "--thread-id", thread)
+    one_clear_line(refused, 2, f"--thread-id {thread!r} cannot name a run")
+    assert not (app / "prep.calls").exists()  # (it ran on a new generated thread instead)
