@@ -57,6 +57,43 @@ _CONNECTION_NAMES = (
 )
 
 
+# transport errors raised once the server had the request: it went away before replying in full
+_DROPPED_NAMES = ("RemoteProtocolError", "ReadError", "ServerDisconnectedError", "IncompleteRead")
+
+
+def _causes(exc: BaseException) -> list[BaseException]:
+    """`exc` and what it was raised from, outermost first (the SDK wraps httpx's own error)."""
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in chain and len(chain) < 12:
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    return chain
+
+
+def _dropped(exc: BaseException) -> bool:
+    return any(type(e).__name__ in _DROPPED_NAMES for e in _causes(exc))
+
+
+def _connection_failure(exc: BaseException, *, streamed: bool) -> str:
+    if streamed:
+        return "the model endpoint closed the connection in the middle of its streamed reply"
+    if _dropped(exc):
+        return "the model endpoint closed the connection before it replied in full"
+    return "cannot reach the model endpoint"
+
+
+def _mid_stream(exc: BaseException) -> bool:
+    """Whether it failed while a streamed reply was being read (the SDK does not retry that)."""
+    for cause in _causes(exc):
+        tb = cause.__traceback__
+        while tb is not None:
+            if str(tb.tb_frame.f_globals.get("__name__", "")).startswith("openai._streaming"):
+                return True
+            tb = tb.tb_next
+    return False
+
+
 def status_code_of(exc: BaseException) -> int | None:
     """The HTTP status a provider error carries (on the error or its `response`), if any."""
     for holder in (exc, getattr(exc, "response", None)):
@@ -159,6 +196,10 @@ def _detail(exc: BaseException) -> str:
     if re.fullmatch(r"Error code: \d+", first):  # the SDK found no OpenAI-style message
         extra = _body_detail(getattr(exc, "body", None))
         first = f"{first} ({extra})" if extra else first
+    elif first.rstrip(".") == "Connection error":  # the SDK's words; the transport says more
+        root = str(_causes(exc)[-1]).strip().splitlines()
+        if root and root[0].rstrip(".") != "Connection error":
+            first = f"Connection error ({root[0].rstrip('. ')})"
     return first[:300].rstrip(" .")
 
 
@@ -171,10 +212,14 @@ def _key_env(model: Any) -> str:
 def _fix(kind: type[ModelCallError], exc: BaseException, model: Any, name: str) -> str:
     base = os.environ.get("OPENAI_BASE_URL")
     if kind is ModelConnectionError:
-        return (
-            "Check that the server is running and that OPENAI_BASE_URL "
-            f"({'now ' + base if base else 'not set'}) or the model's base_url points at it"
-        )
+        where = f"OPENAI_BASE_URL ({'now ' + base if base else 'not set'}) or the model's base_url"
+        if _dropped(exc):
+            return (
+                "The server went away mid-request (stopped, restarted or crashed, or a proxy "
+                f"cut the reply): check its logs, that it is running, and that {where} points "
+                "at it"
+            )
+        return f"Check that the server is running and that {where} points at it"
     if kind is ModelTimeoutError:
         return (
             "Raise the timeout (GRAPHFLOW_MODEL_TIMEOUT, or model_settings={'timeout': ...}), "
@@ -234,11 +279,14 @@ def explain_model_error(
     retries = getattr(model, "max_retries", None)
     retryable = kind in (ModelConnectionError, ModelTimeoutError, ModelRateLimitError)
     retryable = retryable or kind is ModelServerError
+    streamed = kind is ModelConnectionError and _mid_stream(exc)
     after = (
-        f", after {retries} retries" if retryable and isinstance(retries, int) and retries else ""
+        f", after {retries} retries"
+        if retryable and isinstance(retries, int) and retries and not streamed
+        else ""
     )
     what = {
-        ModelConnectionError: "cannot reach the model endpoint",
+        ModelConnectionError: _connection_failure(exc, streamed=streamed),
         ModelTimeoutError: "the model endpoint did not answer in time"
         + (
             f" ({model.request_timeout:g} s)"

@@ -29,7 +29,9 @@ SDK call — is answered too.)
 
 Error modes for error tests: `auth_error` (401), `rate_limited` (429 always), `server_error`
 (500 always), `unknown_model` (404), `slow` (sleeps `delay` seconds before answering),
-`no_tools` (a request that offers tools → 400 naming them, as from models without tool calling).
+`no_tools` (a request that offers tools → 400 naming them, as from models without tool calling),
+`cut_reply` (the reply stops half-way and the connection closes, as when a server is stopped
+mid-reply: a streamed one after its first token, in chunked encoding like real servers).
 
 `stop_after=N` takes the server down once it has answered N requests, as if it were stopped
 mid-run (later requests get no reply, then the port is closed); `start()` brings it back.
@@ -65,6 +67,7 @@ ERROR_MODES = (
     "unknown_model",
     "slow",
     "no_tools",
+    "cut_reply",
 )
 PAD_WORDS = 40
 
@@ -543,12 +546,42 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(rejection.status, rejection.payload, quick_retry)
             return
         content, calls, finish = app.compose(body)
+        if behaviour == "cut_reply":
+            received.outcome = "cut"
+            self._cut(body, content)
+            return
         received.outcome = "answered"
         if body.get("stream"):
             self._stream(body, content, calls, finish)
         else:
             self._send(200, _completion(body, content, calls, finish, app.next_id()))
         app.count_answer()
+
+    def _cut(self, body: dict[str, Any], content: str | None) -> None:
+        """Half a reply, then the connection closes (written raw: http.server speaks HTTP/1.0)."""
+        if body.get("stream"):
+            token = (content or "").split(" ")[0] + " "
+            event = {
+                "id": "chatcmpl-cut",
+                "object": "chat.completion.chunk",
+                "created": 0,
+                "model": body["model"],
+                "choices": [{"index": 0, "delta": {"content": token}, "finish_reason": None}],
+            }
+            data = f"data: {json.dumps(event)}\n\n".encode()
+            head = b"Content-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n"
+            sent = f"{len(data):x}\r\n".encode() + data + b"\r\n"
+        else:
+            full = json.dumps(_completion(body, content, [], "stop", self.app.next_id())).encode()
+            head = f"Content-Type: application/json\r\nContent-Length: {len(full)}\r\n".encode()
+            sent = full[: len(full) // 2]
+        self.wfile.write(b"HTTP/1.1 200 OK\r\n" + head + b"Connection: close\r\n\r\n" + sent)
+        self.wfile.flush()
+        self.close_connection = True
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
 
     def _stream(
         self, body: dict[str, Any], content: str | None, calls: list[dict[str, Any]], finish: str

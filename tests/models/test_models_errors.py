@@ -57,6 +57,7 @@ def test_unreachable_endpoint(clean_env) -> None:
     error = caught.value
     message = str(error)
     assert message.startswith("Agent `inner/writer`: cannot reach the model endpoint")
+    assert "Connection refused)" in message  # the transport's words, not only the SDK's
     assert f"model 'gpt-4o-mini' at {url}" in message
     assert f"OPENAI_BASE_URL (now {url})" in message
     assert "graphflow resume <file.py:agent> t-1" in message and "agent.resume('t-1')" in message
@@ -98,6 +99,38 @@ def test_http_errors_are_explained_and_the_run_resumes(
     result = team.resume("t", checkpointer=url)
     assert result["out"].startswith("gpt-4o-mini answers: hi")
     assert result["agent_status"]["team"] == "completed"
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["invoke", "stream"])
+def test_a_reply_cut_off_half_way(make_server, clean_env, tmp_path: Path, streamed) -> None:
+    server: OpenAIServer = make_server("cut_reply").start()
+    clean_env.setenv("OPENAI_BASE_URL", server.base_url)
+    clean_env.setenv("OPENAI_API_KEY", "sk-test")
+    team = _team()
+    url = f"sqlite:///{tmp_path}/runs.db"
+    with pytest.raises(ModelConnectionError) as caught:
+        if streamed:
+            for _ in team.stream("hi", thread_id="t", checkpointer=url):
+                pass
+        else:
+            team.invoke("hi", thread_id="t", checkpointer=url)
+    message = str(caught.value)
+    # a plain reply is retried by the client; a stream that broke off is not (and says so)
+    what, sent = (
+        ("in the middle of its streamed reply (model 'gpt-4o-mini' at {url})", 1)
+        if streamed
+        else ("before it replied in full (model 'gpt-4o-mini' at {url}, after 2 retries)", 3)
+    )
+    assert message.startswith(
+        "Agent `inner/writer`: the model endpoint closed the connection "
+        + what.format(url=server.base_url)
+    )
+    assert "peer closed connection without sending complete message body" in message
+    assert "The server went away mid-request" in message and "agent.resume('t')" in message
+    assert [r.outcome for r in server.requests] == ["cut"] * sent
+    server.behaviour = "openai_strict"  # the server is back: the whole reply, not the cut one
+    result = team.resume("t", checkpointer=url)
+    assert result["out"].startswith("gpt-4o-mini answers: hi more0")
 
 
 def test_timeout(make_server, clean_env) -> None:
