@@ -139,7 +139,7 @@ def _target_of(saver: Any, thread_id: str) -> str | None:
     return None
 
 
-def _stored_target(url: str, thread_id: str) -> str:
+def _stored_target(url: str, thread_id: str, command: str) -> str:
     saver = _saver(url)
     found = saver.get_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}})
     if found is None:
@@ -148,7 +148,7 @@ def _stored_target(url: str, thread_id: str) -> str:
     if not target:
         raise CliError(
             f"thread {thread_id!r} in {url} was not started by graphflow run; name its target: "
-            f"graphflow resume TARGET {thread_id}"
+            f"graphflow {command} TARGET {thread_id}"
         )
     return str(target)
 
@@ -302,7 +302,7 @@ def _stream(args: argparse.Namespace, agent: Agent, data: Any, thread_id: str, t
 def _target_and_thread(args: argparse.Namespace) -> tuple[Agent, str]:
     if args.thread_id is None:
         thread_id = args.target
-        target = _stored_target(args.checkpointer, thread_id)
+        target = _stored_target(args.checkpointer, thread_id, args.command)
     else:
         target, thread_id = args.target, args.thread_id
         _check_store(args.checkpointer)

@@ -161,6 +161,11 @@ def test_a_run_continued_from_python_keeps_its_target(app_dir: Path, run_cli, mo
 
     store = f"sqlite:///{app_dir / 'runs.db'}"
     cli_app.billing.resume("py1", {"decision": "approve"}, checkpointer=store)
+    cli_app.billing.invoke("pay", thread_id="py2", checkpointer=store)  # never run by the CLI
+    untold = run_cli(app_dir, "show", "py2")
+    assert untold.returncode == 2 and "name its target: graphflow show TARGET py2" in untold.stderr
+    told = run_cli(app_dir, "show", "cli_app.py:billing", "py2")
+    assert told.returncode == 0 and "thread py2: interrupted" in told.stdout, told.stderr
     shown = run_cli(app_dir, "show", "py1")
     assert shown.returncode == 0, shown.stderr
     assert "thread py1: done" in shown.stdout and "receipt = done: paid 5" in shown.stdout
