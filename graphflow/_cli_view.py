@@ -94,6 +94,7 @@ _STATUS_STYLE = {
     "done": ("✔", "green"),
     "failed": ("✘", "red"),
     "interrupted": ("⏸", "magenta"),
+    "stopped": ("■", "yellow"),
 }
 
 
@@ -134,7 +135,9 @@ class LiveView(View):
             self.status[path] = "failed"
             self.note[path] = _short(f"{event.error_type}: {event.error}", 100)
         elif isinstance(event, ev.Interrupted):
-            self.status[path] = "interrupted"
+            # the agent that asks, and every agent around it, waits
+            for cut in range(1, len(path) + 1):
+                self.status[path[:cut]] = "interrupted"
             self.note[path] = "waiting for an answer"
         elif isinstance(event, ev.ModelStarted):
             self.answer[path] = ""
@@ -189,6 +192,11 @@ class LiveView(View):
         return tree
 
     def close(self) -> None:
+        # a stream that ends with agents still running was stopped (Ctrl-C, a closed output)
+        for path, state in self.status.items():
+            if state == "running":
+                self.status[path] = "stopped"
+        self.live.refresh()
         self.live.stop()
 
 

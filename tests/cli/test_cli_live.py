@@ -77,6 +77,7 @@ def test_live_view_shows_interrupted_and_failed_agents(app_dir: Path, env_for) -
     finally:
         os.close(leader)
     assert re.search(r"payer +interrupted +waiting for an answer", screen), screen
+    assert re.search(r"billing +interrupted", screen), screen  # and the agents around it
 
     proc, leader = _spawn(app_dir, env_for, "run", "cli_app.py:fragile", "x", "--thread-id", "l3")
     try:
@@ -107,6 +108,8 @@ def test_ctrl_c_stops_cleanly_and_the_run_resumes(app_dir: Path, run_cli, env_fo
         os.close(leader)
     assert code == 130
     assert "stopped. Resume with: graphflow resume c1" in screen
+    final = _plain_screen(screen)
+    assert re.search(r"mark +stopped", final) and re.search(r"app +stopped", final), final
     assert "Traceback" not in screen
     # resume shows the same live view
     proc, leader = _spawn(app_dir, env_for, "resume", "c1")
