@@ -20,21 +20,30 @@ from langgraph.channels.delta import DeltaChannel
 from langgraph.graph.message import add_messages
 
 __all__ = (
+    "AFTER_AGENT_NODE",
     "AGENT_STATUS",
+    "BEFORE_AGENT_NODE",
     "CONTEXT",
     "EXIT_LOOP",
     "HELD_MESSAGES",
     "INPUT",
     "JUMP",
     "LOOP_ITERATION",
+    "MERGE_NODE",
     "MESSAGES",
     "MODEL_CALLS",
+    "MODEL_NODE",
     "NODE_NAMES",
+    "PREPARE_NODE",
     "PRIVATE_PREFIX",
     "RESERVED_KEYS",
     "ROUTES",
+    "ROUTES_JOIN_NODE",
     "ROUTE_ERRORS",
+    "ROUTE_NODE",
+    "RUN_NODE",
     "STOP",
+    "TOOLS_NODE",
     "TOOL_CALL",
     "TOOL_HISTORY",
     "add_message_batches",
@@ -87,9 +96,29 @@ RESERVED_KEYS = frozenset({MESSAGES, INPUT, LOOP_ITERATION, AGENT_STATUS})
 
 # -- node names inside an agent's graph --------------------------------------------------------
 
-NODE_NAMES = frozenset({"prepare", "model", "tools", "run"})
+PREPARE_NODE = "prepare"
+"""A root agent's first step when it has an entry update and no hooks to write it."""
+MODEL_NODE = "model"
+"""A ReAct agent's model step."""
+TOOLS_NODE = "tools"
+"""A ReAct agent's tool step (one task per tool call)."""
+RUN_NODE = "run"
+"""A `FunctionAgent`'s step (when it has a graph of its own)."""
+ROUTE_NODE = "gf_route"
+"""An `LlmRoutingAgent`'s choice step."""
+ROUTES_JOIN_NODE = "gf_done"
+"""Where the routes a multi-route `LlmRoutingAgent` chose meet."""
+MERGE_NODE = "gf_merge"
+"""Where a `ParallelAgent`'s branches meet and their results are merged."""
+BEFORE_AGENT_NODE = "before_agent.{}"
+"""The node of a `before_agent` hook (formatted with the hook's name)."""
+AFTER_AGENT_NODE = "after_agent.{}"
+"""The node of an `after_agent` hook (formatted with the hook's name)."""
+
+NODE_NAMES = frozenset({PREPARE_NODE, MODEL_NODE, TOOLS_NODE, RUN_NODE})
 """Node names graphflow uses inside agent graphs. A state key may not share a name with a node
-(LangGraph forbids it), so output and input keys may not use these either."""
+(LangGraph forbids it), so output and input keys may not use these either (the others start
+with `gf_` or hold a dot, which keys may not)."""
 
 
 def is_private(key: str) -> bool:

@@ -57,3 +57,13 @@ async def call_async(hook: Any, sync_name: str, async_name: str, *args: Any) -> 
     """Call the async twin (which defaults to the sync method)."""
     _announce(hook, sync_name, async_name)
     return await getattr(hook, async_name)(*args)
+
+
+def around(hook: Any, method: str, inner: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """`inner` with the hook's `method` (`wrap_model_call`, `awrap_tool_call`, ...) around it.
+
+    For an async method the result is a coroutine function's twin: calling it returns the
+    awaitable the method returns.
+    """
+    wrap = getattr(hook, method)
+    return lambda request: wrap(request, inner)

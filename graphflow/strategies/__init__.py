@@ -3,14 +3,7 @@
 This module is the one place the built-in kinds are registered.
 """
 
-from graphflow.agents import (
-    FunctionAgent,
-    LlmRoutingAgent,
-    LoopAgent,
-    ParallelAgent,
-    ReactAgent,
-    SequentialAgent,
-)
+from graphflow import agents as _agents
 from graphflow.strategies.base import BuildContext, FlowGraphBuildingStrategy
 from graphflow.strategies.builder import FlowGraphBuilder
 from graphflow.strategies.function import FunctionStrategy
@@ -30,11 +23,11 @@ __all__ = (
 )
 
 for _agent_type, _strategy in (
-    (ReactAgent, ReactStrategy()),
-    (SequentialAgent, SequentialStrategy()),
-    (ParallelAgent, ParallelStrategy()),
-    (LoopAgent, LoopStrategy()),
-    (LlmRoutingAgent, RoutingStrategy()),
-    (FunctionAgent, FunctionStrategy()),
+    (_agents.ReactAgent, ReactStrategy()),
+    (_agents.SequentialAgent, SequentialStrategy()),
+    (_agents.ParallelAgent, ParallelStrategy()),
+    (_agents.LoopAgent, LoopStrategy()),
+    (_agents.LlmRoutingAgent, RoutingStrategy()),
+    (_agents.FunctionAgent, FunctionStrategy()),
 ):
     register_strategy(_agent_type, _strategy)

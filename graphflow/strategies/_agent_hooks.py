@@ -18,7 +18,14 @@ from langgraph.errors import GraphBubbleUp
 
 from graphflow.hooks._runner import call_async, call_sync
 from graphflow.hooks.base import AgentContext, AgentHook, HookResult
-from graphflow.state import AGENT_STATUS, JUMP, MESSAGES
+from graphflow.state import (
+    AFTER_AGENT_NODE,
+    AGENT_STATUS,
+    BEFORE_AGENT_NODE,
+    JUMP,
+    MESSAGES,
+    PREPARE_NODE,
+)
 from graphflow.strategies._node import AsyncNode, SyncNode, node, router
 from graphflow.strategies._storable import ensure_storable
 
@@ -26,11 +33,11 @@ if TYPE_CHECKING:
     from langgraph.graph import StateGraph
 
     from graphflow.agents.base import Agent
+    from graphflow.strategies.base import BuildContext
 
 __all__ = ("HookChain", "agent_hooks", "end_reason", "guarded", "merge_updates")
 
 EntryUpdate = Callable[[Mapping[str, Any]], dict[str, Any]]
-PREPARE = "prepare"
 
 _COMPLETED_LIKE = {"until": "completed", "exit_loop": "completed", "running": "completed"}
 
@@ -92,8 +99,8 @@ class HookChain:
             base = hook.name
             used[base] = used.get(base, 0) + 1
             self.names.append(base if used[base] == 1 else f"{base}_{used[base]}")
-        self.before = [f"before_agent.{n}" for n in self.names]
-        self.after = [f"after_agent.{n}" for n in self.names]
+        self.before = [BEFORE_AGENT_NODE.format(n) for n in self.names]
+        self.after = [AFTER_AGENT_NODE.format(n) for n in self.names]
 
     @property
     def after_entry(self) -> str:
@@ -105,8 +112,8 @@ class HookChain:
         graph: StateGraph,
         entry: str | list[str],
         core_exit: str | None,
+        ctx: BuildContext,
         *,
-        is_root: bool = False,
         entry_update: EntryUpdate | None = None,
     ) -> None:
         """Wire START → [prepare | before hooks] → `entry`, and `core_exit` → after hooks → END.
@@ -129,15 +136,15 @@ class HookChain:
                 return self.after_entry if state.get(JUMP) == "end" else entries
 
             graph.add_conditional_edges(previous, router(skip_or_enter), targets)
-        elif is_root and entry_update is not None:
+        elif ctx.is_root and entry_update is not None:
 
             def prepare(state: Any, config: RunnableConfig) -> dict[str, Any]:
                 return entry_update(state)
 
-            graph.add_node(PREPARE, guarded(self.agent, PREPARE, prepare))
-            graph.add_edge(START, PREPARE)
+            graph.add_node(PREPARE_NODE, guarded(self.agent, PREPARE_NODE, prepare))
+            graph.add_edge(START, PREPARE_NODE)
             for e in entries:
-                graph.add_edge(PREPARE, e)
+                graph.add_edge(PREPARE_NODE, e)
         else:
             for e in entries:
                 graph.add_edge(START, e)
@@ -192,7 +199,7 @@ class HookChain:
             result = await call_async(hook, "after_agent", "aafter_agent", state, ctx)
             return _checked(agent, hook, _hook_update(agent, result, before=False), config)
 
-        return node(f"after_agent.{hook.name}", run, arun)
+        return node(AFTER_AGENT_NODE.format(hook.name), run, arun)
 
 
 def _mark(exc: BaseException, agent: Agent) -> bool:

@@ -20,13 +20,13 @@ from langchain_core.runnables import RunnableConfig
 from pydantic import ValidationError
 
 from graphflow.exceptions import ModelTimeoutError, OutputValidationError
-from graphflow.hooks._runner import call_async, call_sync
+from graphflow.hooks._runner import around, call_async, call_sync
 from graphflow.hooks.base import HookResult, ModelHook, ModelRequest
 from graphflow.messages import feedback_kind, feedback_message, is_limit_message
 from graphflow.models.errors import model_call_errors
 from graphflow.models.structured import ainvoke_chat, invoke_chat, parse_structured, schema_note
 from graphflow.models.timeout import model_timeout_error
-from graphflow.state import AGENT_STATUS, EXIT_LOOP, MESSAGES, MODEL_CALLS, STOP
+from graphflow.state import AGENT_STATUS, EXIT_LOOP, MESSAGES, MODEL_CALLS, MODEL_NODE, STOP
 from graphflow.strategies._agent_hooks import merge_updates
 from graphflow.strategies._react_tools import pending_tool_calls
 from graphflow.strategies.base import final_answer
@@ -136,7 +136,7 @@ class ModelStep:
 
         handler: Callable[[ModelRequest], AIMessage] = call
         for hook in reversed(self.hooks):
-            handler = _wrap(hook, handler)
+            handler = around(hook, "wrap_model_call", handler)
         # provider errors are explained outside the hooks: ModelRetry/ModelFallback see them raw
         with model_call_errors(agent=self.agent.name, model=request.model, config=config):
             response = handler(request)
@@ -168,7 +168,7 @@ class ModelStep:
 
         handler: Any = call
         for hook in reversed(self.hooks):
-            handler = _awrap(hook, handler)
+            handler = around(hook, "awrap_model_call", handler)
         with model_call_errors(agent=self.agent.name, model=request.model, config=config):
             response = await handler(request)
         for hook in reversed(self.hooks):
@@ -314,7 +314,7 @@ def route_after_model(
         return sends(state)
     last = messages[-1] if messages else None
     if feedback_kind(last) is not None or isinstance(last, ToolMessage):
-        return "model"  # a re-ask, or malformed calls answered with errors: ask again
+        return MODEL_NODE  # a re-ask, or malformed calls answered with errors: ask again
     return done
 
 
@@ -351,16 +351,3 @@ def _as_ai(message: Any) -> AIMessage:
     if isinstance(message, BaseMessage):
         return AIMessage(content=message.content)
     return AIMessage(content=str(message))
-
-
-def _wrap(
-    hook: ModelHook, inner: Callable[[ModelRequest], AIMessage]
-) -> Callable[[ModelRequest], AIMessage]:
-    return lambda req: hook.wrap_model_call(req, inner)
-
-
-def _awrap(hook: ModelHook, inner: Any) -> Any:
-    async def call(req: ModelRequest) -> AIMessage:
-        return await hook.awrap_model_call(req, inner)
-
-    return call

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import ChainMap
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import BaseMessage, RemoveMessage
@@ -72,6 +72,25 @@ def status_changes(
     return {k: v for k, v in (result or {}).items() if sent.get(k) != v}
 
 
+def _sent_keys(builder: FlowGraphBuilder, child: Agent, ctx: BuildContext) -> tuple[str, ...]:
+    """The state keys a sub-agent is sent (besides the conversation and its entry update).
+
+    One that may read any key gets them all, the loop pass and the statuses. A flow gets its
+    keys (its completion falls back on a key's value from before it ran) and the loop pass when
+    an agent inside reads it. A leaf gets only what it reads: a key it only writes would be one
+    more channel in its first checkpoint, read by nobody. Statuses a sub-agent changes are
+    merged back as changes, so only one that may read any key is sent them.
+    """
+    reads = builder.reads(child)
+    if reads is None:
+        wanted: Iterable[str] = (*ctx.keys, LOOP_ITERATION, AGENT_STATUS)
+    elif strategy_for(child).children(child):
+        wanted = (*ctx.keys, *((LOOP_ITERATION,) if LOOP_ITERATION in reads else ()))
+    else:
+        wanted = (k for k in (*ctx.keys, LOOP_ITERATION) if k in reads)
+    return tuple(dict.fromkeys(k for k in wanted if k != MESSAGES))
+
+
 def subagent_node(
     builder: FlowGraphBuilder,
     child: Agent,
@@ -83,16 +102,30 @@ def subagent_node(
     collect_messages: str | None = None,
     finalize: Finalize | None = None,
 ) -> Any:
-    """The node running `child` in its parent's graph (see `FlowGraphBuilder.child_node`)."""
+    """A node of the parent's graph that runs `child` and hands back only what it writes.
+
+    It is `FlowGraphBuilder.child_node` (the builder is its first argument).
+
+    Args:
+        builder: the builder of the tree.
+        child: the sub-agent.
+        ctx: the sub-agent's build context (`parent_ctx.child(child)`).
+        prepare: `(state, data) -> data` rewrites what is sent to the subgraph (a router's query).
+        branch_of: the `ParallelAgent` this node is a branch of: on failure it waits for its
+            running siblings, then raises `ParallelBranchError` naming the branch.
+        owner: the parent agent, whose after hooks run (reason `error`) if this node fails.
+        collect_messages: write the handed-back messages to this channel as
+            `{child name: messages}` instead of appending them to `messages` (a parallel
+            parent appends them itself, in declaration order).
+        finalize: `(state, update) -> update` adds the parent's own writes to the update
+            (a sequence's completion, a loop's exit check), saving the parent a node.
+    """
     strategy = strategy_for(child)
     writes = builder.writes(child)
     consumes_exit = strategy.consumes_exit_loop
     hooks_inside = bool(agent_hooks(child))
     inline = None if hooks_inside else strategy.inline(child, ctx)
-    # what the sub-agent is sent: its keys, the loop pass (its instructions may read it), and
-    # the statuses only to one that may read any key (the others' are merged back as changes)
-    base = (LOOP_ITERATION, AGENT_STATUS) if builder.reads(child) is None else (LOOP_ITERATION,)
-    keys = tuple(k for k in (*ctx.keys, *base) if k != MESSAGES)
+    keys = _sent_keys(builder, child, ctx)
 
     def hand_back(
         state: Mapping[str, Any], sent: dict[str, Any], own: int, result: dict[str, Any]

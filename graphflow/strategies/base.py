@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, BaseMessage
@@ -123,6 +124,12 @@ class FlowGraphBuildingStrategy(ABC):
         hooks gets a `prepare` node for it.
         """
         return {}
+
+    def starts(
+        self, agent: Agent, ctx: BuildContext
+    ) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+        """`entry_update` for `agent` in `ctx`, as `state -> update` (what a hook node calls)."""
+        return partial(self.entry_update, agent, ctx=ctx)
 
     def inline(self, agent: Agent, ctx: BuildContext) -> tuple[Any, Any] | None:
         """`(sync, async)` node bodies that run the agent in its parent's graph, or None.

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from graphflow.state import INPUT
 from graphflow.strategies import validation
-from graphflow.strategies._subagent import Finalize, Prepare, subagent_node
+from graphflow.strategies._subagent import subagent_node
 from graphflow.strategies.base import BuildContext, input_reads
 from graphflow.strategies.registry import strategy_for
 
@@ -137,39 +137,7 @@ class FlowGraphBuilder:
         cache[key] = (fingerprint, list(child.walk()), compiled)
         return compiled
 
-    def child_node(
-        self,
-        child: Agent,
-        ctx: BuildContext,
-        *,
-        prepare: Prepare | None = None,
-        branch_of: Agent | None = None,
-        owner: Agent | None = None,
-        collect_messages: str | None = None,
-        finalize: Finalize | None = None,
-    ) -> Any:
-        """A node that runs `child` (its compiled subgraph) and hands back only what it writes.
-
-        Args:
-            child: the sub-agent.
-            ctx: the sub-agent's build context (`parent_ctx.child(child)`).
-            prepare: `(state, data) -> data` rewrites what is sent to the subgraph (a router's query).
-            branch_of: the `ParallelAgent` this node is a branch of: on failure it waits for its
-                running siblings, then raises `ParallelBranchError` naming the branch.
-            owner: the parent agent, whose after hooks run (reason `error`) if this node fails.
-            collect_messages: write the handed-back messages to this channel as
-                `{child name: messages}` instead of appending them to `messages` (a parallel
-                parent appends them itself, in declaration order).
-            finalize: `(state, update) -> update` adds the parent's own writes to the update
-                (a sequence's completion, a loop's exit check), saving the parent a node.
-        """
-        return subagent_node(
-            self,
-            child,
-            ctx,
-            prepare=prepare,
-            branch_of=branch_of,
-            owner=owner,
-            collect_messages=collect_messages,
-            finalize=finalize,
-        )
+    child_node = subagent_node
+    """`child_node(child, ctx, *, prepare=, branch_of=, owner=, collect_messages=, finalize=)`: a
+    node that runs `child` (its compiled subgraph) and hands back only what it writes (see
+    `graphflow.strategies._subagent.subagent_node` for the options)."""

@@ -17,22 +17,16 @@ from typing_extensions import override
 
 from graphflow.exceptions import AgentRunError
 from graphflow.hooks._runner import run_sync_in_thread
-from graphflow.state import AGENT_STATUS
+from graphflow.state import AGENT_STATUS, RUN_NODE
 from graphflow.strategies._agent_hooks import HookChain, guarded
 from graphflow.strategies._storable import ensure_storable
 from graphflow.strategies.base import BuildContext, FlowGraphBuildingStrategy
 
 __all__ = ("FunctionStrategy",)
 
-RUN = "run"
-
 
 class FunctionStrategy(FlowGraphBuildingStrategy):
     """Builds a `FunctionAgent`'s graph, or runs it inline in its parent's."""
-
-    @override
-    def children(self, agent: Any) -> list[Any]:
-        return []
 
     @override
     def own_writes(self, agent: Any) -> set[str]:
@@ -101,6 +95,6 @@ class FunctionStrategy(FlowGraphBuildingStrategy):
         graph: StateGraph = StateGraph(ctx.schema())
         hooks = HookChain(agent)
         run, arun = self._bodies(agent)
-        graph.add_node(RUN, guarded(agent, RUN, run, arun))
-        hooks.install(graph, RUN, RUN, is_root=ctx.is_root)
+        graph.add_node(RUN_NODE, guarded(agent, RUN_NODE, run, arun))
+        hooks.install(graph, RUN_NODE, RUN_NODE, ctx)
         return graph

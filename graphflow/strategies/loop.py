@@ -99,7 +99,9 @@ class LoopStrategy(SequentialStrategy):
             else:
                 return {**update, LOOP_ITERATION: iteration + 1}
             statuses = {**update.get(AGENT_STATUS, {}), agent.name: reason}
-            out = {**update, AGENT_STATUS: statuses, EXIT_LOOP: False}
+            out = {**update, AGENT_STATUS: statuses}
+            if view.get(EXIT_LOOP):
+                out[EXIT_LOOP] = False  # consumed here: enclosing agents go on
             if agent.output_key:
                 out[agent.output_key] = view.get(last_key) if last_key else None
             return out
@@ -118,13 +120,7 @@ class LoopStrategy(SequentialStrategy):
             proceed=running,
             in_loop=True,
         )
-        hooks.install(
-            graph,
-            body[0].name,
-            None,
-            is_root=ctx.is_root,
-            entry_update=lambda state: self.entry_update(agent, state, ctx),
-        )
+        hooks.install(graph, body[0].name, None, ctx, entry_update=self.starts(agent, ctx))
         return graph
 
 

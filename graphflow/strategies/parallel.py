@@ -18,14 +18,12 @@ from langgraph.graph import StateGraph
 from typing_extensions import override
 
 from graphflow.instructions import render_value
-from graphflow.state import AGENT_STATUS, HELD_MESSAGES, MESSAGES, merge_dicts
+from graphflow.state import AGENT_STATUS, HELD_MESSAGES, MERGE_NODE, MESSAGES, merge_dicts
 from graphflow.strategies._agent_hooks import HookChain, guarded
 from graphflow.strategies._storable import ensure_storable
 from graphflow.strategies.base import BuildContext, FlowGraphBuildingStrategy
 
-__all__ = ("MERGE", "ParallelStrategy", "merge_results", "release_held")
-
-MERGE = "gf_merge"
+__all__ = ("ParallelStrategy", "merge_results", "release_held")
 
 
 def release_held(state: Mapping[str, Any], names: list[str]) -> dict[str, Any]:
@@ -125,8 +123,8 @@ class ParallelStrategy(FlowGraphBuildingStrategy):
                     collect_messages=HELD_MESSAGES,
                 ),
             )
-        graph.add_node(MERGE, guarded(agent, MERGE, merge))
+        graph.add_node(MERGE_NODE, guarded(agent, MERGE_NODE, merge))
         # a join edge: gf_merge runs once every branch of this invocation has finished
-        graph.add_edge(names, MERGE)
-        hooks.install(graph, names, MERGE, is_root=ctx.is_root)
+        graph.add_edge(names, MERGE_NODE)
+        hooks.install(graph, names, MERGE_NODE, ctx)
         return graph

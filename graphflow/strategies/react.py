@@ -22,7 +22,15 @@ from graphflow.agents.react import ReactAgent
 from graphflow.exceptions import DataflowError
 from graphflow.instructions import render_template
 from graphflow.messages import instruction_message
-from graphflow.state import AGENT_STATUS, CONTEXT, MESSAGES, MODEL_CALLS, STOP, merge_dicts
+from graphflow.state import (
+    AGENT_STATUS,
+    CONTEXT,
+    MESSAGES,
+    MODEL_CALLS,
+    MODEL_NODE,
+    STOP,
+    merge_dicts,
+)
 from graphflow.strategies._agent_hooks import HookChain, guarded
 from graphflow.strategies._node import router
 from graphflow.strategies._react_model import ModelStep, route_after_model
@@ -32,15 +40,9 @@ from graphflow.tools.exit_loop import is_exit_loop
 
 __all__ = ("ReactStrategy",)
 
-MODEL = "model"
-
 
 class ReactStrategy(FlowGraphBuildingStrategy):
     """Builds a ReAct agent's subgraph."""
-
-    @override
-    def children(self, agent: Any) -> list[Any]:
-        return []
 
     @override
     def reads(self, agent: Any) -> set[str] | None:
@@ -104,15 +106,9 @@ class ReactStrategy(FlowGraphBuildingStrategy):
         def after_model(state: Mapping[str, Any]) -> Any:
             return route_after_model(state, done=done, sends=tools.sends)
 
-        graph.add_node(MODEL, guarded(agent, MODEL, model.run, model.arun))
+        graph.add_node(MODEL_NODE, guarded(agent, MODEL_NODE, model.run, model.arun))
         graph.add_node(TOOLS, guarded(agent, TOOLS, tools.run, tools.arun))
-        hooks.install(
-            graph,
-            MODEL,
-            None,
-            is_root=ctx.is_root,
-            entry_update=lambda state: self.entry_update(agent, state, ctx),
-        )
-        graph.add_conditional_edges(MODEL, router(after_model), [TOOLS, MODEL, done])
-        graph.add_edge(TOOLS, MODEL)
+        hooks.install(graph, MODEL_NODE, None, ctx, entry_update=self.starts(agent, ctx))
+        graph.add_conditional_edges(MODEL_NODE, router(after_model), [TOOLS, MODEL_NODE, done])
+        graph.add_edge(TOOLS, MODEL_NODE)
         return graph

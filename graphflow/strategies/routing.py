@@ -32,17 +32,16 @@ from graphflow.state import (
     INPUT,
     MESSAGES,
     ROUTE_ERRORS,
+    ROUTE_NODE,
     ROUTES,
+    ROUTES_JOIN_NODE,
     merge_dicts,
 )
 from graphflow.strategies._agent_hooks import HookChain, guarded
 from graphflow.strategies.base import BuildContext, FlowGraphBuildingStrategy, input_reads
 from graphflow.strategies.parallel import release_held
 
-__all__ = ("DONE", "ROUTE", "RoutingStrategy", "query_message")
-
-ROUTE = "gf_route"
-DONE = "gf_done"
+__all__ = ("RoutingStrategy", "query_message")
 
 
 def query_message(text: str) -> HumanMessage:
@@ -178,7 +177,7 @@ class RoutingStrategy(FlowGraphBuildingStrategy):
         def retry_or_fail(errors: list[str]) -> Command:
             if len(errors) <= agent.max_retries:
                 # each attempt is its own step: a resumed run never repeats a finished one
-                return Command(goto=ROUTE, update={ROUTE_ERRORS: errors})
+                return Command(goto=ROUTE_NODE, update={ROUTE_ERRORS: errors})
             if agent.fallback:
                 return chosen({agent.fallback: None})
             raise RoutingError(
@@ -205,35 +204,36 @@ class RoutingStrategy(FlowGraphBuildingStrategy):
             "timed_out": timed_out,
         }
 
-        def provider_failed(error: ModelCallError) -> Command:
-            # the endpoint failed (after its retries): the fallback route, else the error
-            if not agent.fallback:
-                raise error
-            return chosen({agent.fallback: None})
+        def settled(state: Mapping[str, Any], exc: Exception) -> Command:
+            if isinstance(exc, ModelCallError):
+                # the endpoint failed (after its retries): the fallback route, else the error
+                if not agent.fallback:
+                    raise exc
+                return chosen({agent.fallback: None})
+            return failed(state, exc)  # an invalid choice: retried with feedback
+
+        def call_errors(config: RunnableConfig) -> Any:
+            return model_call_errors(agent=agent.name, model=model, config=config)
 
         def route(state: dict[str, Any], config: RunnableConfig) -> Command:
             try:
-                with model_call_errors(agent=agent.name, model=model, config=config):
-                    parsed = invoke_structured(
-                        model, schema, attempt_messages(state), config=config, **options
-                    )
+                with call_errors(config):
+                    messages = attempt_messages(state)
+                    parsed = invoke_structured(model, schema, messages, config=config, **options)
                 return chosen(decide(parsed))
-            except ModelCallError as exc:
-                return provider_failed(exc)
-            except (ValidationError, ValueError) as exc:
-                return failed(state, exc)
+            except (ModelCallError, ValidationError, ValueError) as exc:
+                return settled(state, exc)
 
         async def aroute(state: dict[str, Any], config: RunnableConfig) -> Command:
             try:
-                with model_call_errors(agent=agent.name, model=model, config=config):
+                with call_errors(config):
+                    messages = attempt_messages(state)
                     parsed = await ainvoke_structured(
-                        model, schema, attempt_messages(state), config=config, **options
+                        model, schema, messages, config=config, **options
                     )
                 return chosen(decide(parsed))
-            except ModelCallError as exc:
-                return provider_failed(exc)
-            except (ValidationError, ValueError) as exc:
-                return failed(state, exc)
+            except (ModelCallError, ValidationError, ValueError) as exc:
+                return settled(state, exc)
 
         def with_query(name: str) -> Any:
             def prepare(state: Mapping[str, Any], data: dict[str, Any]) -> dict[str, Any]:
@@ -267,7 +267,9 @@ class RoutingStrategy(FlowGraphBuildingStrategy):
                 update[agent.output_key] = {k: state.get(k) for c in picked if (k := keys.get(c))}
             return update
 
-        graph.add_node(ROUTE, guarded(agent, ROUTE, route, aroute), destinations=(*names, ROUTE))
+        graph.add_node(
+            ROUTE_NODE, guarded(agent, ROUTE_NODE, route, aroute), destinations=(*names, ROUTE_NODE)
+        )
         for r in routes:
             graph.add_node(
                 r.name,
@@ -281,15 +283,9 @@ class RoutingStrategy(FlowGraphBuildingStrategy):
                     finalize=None if agent.multi else single_done(r.name),
                 ),
             )
-            graph.add_edge(r.name, DONE if agent.multi else after)
+            graph.add_edge(r.name, ROUTES_JOIN_NODE if agent.multi else after)
         if agent.multi:
-            graph.add_node(DONE, guarded(agent, DONE, done))
-            graph.add_edge(DONE, after)
-        hooks.install(
-            graph,
-            ROUTE,
-            None,
-            is_root=ctx.is_root,
-            entry_update=lambda state: self.entry_update(agent, state, ctx),
-        )
+            graph.add_node(ROUTES_JOIN_NODE, guarded(agent, ROUTES_JOIN_NODE, done))
+            graph.add_edge(ROUTES_JOIN_NODE, after)
+        hooks.install(graph, ROUTE_NODE, None, ctx, entry_update=self.starts(agent, ctx))
         return graph

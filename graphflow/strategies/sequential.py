@@ -15,12 +15,11 @@ from typing_extensions import override
 from graphflow.state import AGENT_STATUS, EXIT_LOOP
 from graphflow.strategies._agent_hooks import HookChain
 from graphflow.strategies._node import router
+from graphflow.strategies._subagent import Finalize
 from graphflow.strategies.base import BuildContext, FlowGraphBuildingStrategy
 from graphflow.strategies.registry import strategy_for
 
 __all__ = ("SequentialStrategy", "chain")
-
-Finalize = Callable[[Mapping[str, Any], dict[str, Any]], dict[str, Any]]
 
 
 def chain(
@@ -114,5 +113,5 @@ class SequentialStrategy(FlowGraphBuildingStrategy):
             proceed=(lambda state: not state.get(EXIT_LOOP)) if ctx.in_loop else None,
             in_loop=ctx.in_loop,
         )
-        hooks.install(graph, children[0].name, None, is_root=ctx.is_root)
+        hooks.install(graph, children[0].name, None, ctx)
         return graph
