@@ -198,17 +198,13 @@ class ModelHook(Hook):
 
     def wrap_model_call(self, request: ModelRequest, handler: ModelHandler) -> AIMessage:
         """Surround the call: retry it, fall back to another model, time it..."""
-        if _overrides(self, "awrap_model_call"):
-            return _sync_via_async(self.awrap_model_call, request, handler)
-        return handler(request)
+        return _sync_wrap(self, "awrap_model_call", request, handler)
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: AsyncModelHandler
     ) -> AIMessage:
         """Async twin of `wrap_model_call`."""
-        if _overrides(self, "wrap_model_call"):
-            return await _async_via_sync(self.wrap_model_call, request, handler)
-        return await handler(request)
+        return await _async_wrap(self, "wrap_model_call", request, handler)
 
 
 class ToolHook(Hook):
@@ -216,21 +212,33 @@ class ToolHook(Hook):
 
     def wrap_tool_call(self, request: ToolCallRequest, handler: ToolHandler) -> ToolMessage:
         """Surround one tool call: change its arguments, answer it yourself, retry it..."""
-        if _overrides(self, "awrap_tool_call"):
-            return _sync_via_async(self.awrap_tool_call, request, handler)
-        return handler(request)
+        return _sync_wrap(self, "awrap_tool_call", request, handler)
 
     async def awrap_tool_call(
         self, request: ToolCallRequest, handler: AsyncToolHandler
     ) -> ToolMessage:
         """Async twin of `wrap_tool_call`."""
-        if _overrides(self, "wrap_tool_call"):
-            return await _async_via_sync(self.wrap_tool_call, request, handler)
-        return await handler(request)
+        return await _async_wrap(self, "wrap_tool_call", request, handler)
 
 
 # A hook that overrides only one twin of a wrapper still runs under both `invoke` and `ainvoke`:
 # the missing twin bridges to the defined one (the default twins would otherwise skip it).
+
+
+def _sync_wrap(hook: Hook, async_twin: str, request: Any, handler: Callable[[Any], R]) -> R:
+    """A sync wrapper's default: the hook's async twin if it overrides only that, else the call."""
+    if _overrides(hook, async_twin):
+        return _sync_via_async(getattr(hook, async_twin), request, handler)
+    return handler(request)
+
+
+async def _async_wrap(
+    hook: Hook, sync_twin: str, request: Any, handler: Callable[[Any], Awaitable[R]]
+) -> R:
+    """An async wrapper's default: the hook's sync twin if it overrides only that, else the call."""
+    if _overrides(hook, sync_twin):
+        return await _async_via_sync(getattr(hook, sync_twin), request, handler)
+    return await handler(request)
 
 
 def _sync_via_async(
