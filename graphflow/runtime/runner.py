@@ -48,11 +48,13 @@ def _config(agent: Agent, thread_id: str, config: RunnableConfig | None) -> Any:
 
 
 def _thread(thread_id: str | None, config: RunnableConfig | None) -> str:
-    given = (
-        thread_id
-        if thread_id is not None
-        else (config or {}).get("configurable", {}).get("thread_id")
-    )
+    configured = (config or {}).get("configurable", {}).get("thread_id")
+    if thread_id is not None and configured is not None and configured != thread_id:
+        raise InputError(
+            f"thread_id={thread_id!r} and config['configurable']['thread_id']={configured!r} "
+            "name two threads; pass one of them"
+        )
+    given = thread_id if thread_id is not None else configured
     if given is None:
         return str(uuid.uuid4())
     check_thread_id(given)

@@ -241,3 +241,13 @@ def test_a_bad_environment_store_names_the_variable(
         caught.value
     )
     assert calls["prep"] == 0
+
+
+def test_two_thread_ids_for_one_run_are_refused(calls, store) -> None:
+    team = _team(calls)
+    config = {"configurable": {"thread_id": "b"}}
+    with pytest.raises(InputError, match=r"thread_id='a' and .*='b' name two threads"):
+        team.invoke("pumps", thread_id="a", config=config, checkpointer=store)  # (ran on 'a')
+    assert calls["prep"] == 0 and team.runs(checkpointer=store) == []
+    same = {"configurable": {"thread_id": "a"}}
+    assert team.invoke("pumps", thread_id="a", config=same, checkpointer=store)["notes"] == "PREP"
