@@ -491,7 +491,13 @@ def _clip(value: Any, limit: int = 70) -> str:
 def _cmd_draw(args: argparse.Namespace) -> int:
     agent = load_agent(args.target)
     options: dict[str, Any] = {}
-    if args.xray:
+    if args.xray_depth is not None:
+        if args.xray_depth < 1:
+            raise CliError(
+                f"--xray-depth takes a whole number of levels, 1 or more (got {args.xray_depth})"
+            )
+        options["xray"] = args.xray_depth
+    elif args.xray:
         options["xray"] = True
     if args.dataflow:
         options["dataflow"] = True
@@ -508,7 +514,7 @@ def _cmd_draw(args: argparse.Namespace) -> int:
         sys.stdout.buffer.write(content)
         sys.stdout.buffer.flush()
     else:
-        print(content)
+        print(content.rstrip("\n"))
     return DONE
 
 
@@ -577,6 +583,13 @@ def _parser() -> argparse.ArgumentParser:
         "-o", "--output", default=None, help="write to this file; its suffix picks the format"
     )
     draw.add_argument("--xray", action="store_true", help="also show LangGraph's own nodes")
+    draw.add_argument(
+        "--xray-depth",
+        type=int,
+        default=None,
+        metavar="N",
+        help="like --xray, down to N levels of nested agents",
+    )
     draw.add_argument("--dataflow", action="store_true", help="show who writes and reads each key")
     draw.add_argument(
         "--thread", default=None, help="colour the drawing from this run's checkpoints"

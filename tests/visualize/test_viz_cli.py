@@ -1,4 +1,4 @@
-"""`graphflow draw TARGET [-f FORMAT] [-o FILE] [--xray] [--dataflow] [--thread ID]`."""
+"""`graphflow draw TARGET [-f FORMAT] [-o FILE] [--xray | --xray-depth N] [--dataflow] [--thread ID]`."""
 
 from __future__ import annotations
 
@@ -48,3 +48,17 @@ def test_draw_a_run(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     assert '"status": "done"' in capsys.readouterr().out
     assert main(["--checkpointer", db, "draw", TARGET, "--thread", "missing"]) == 2
     assert "RunNotFoundError" in capsys.readouterr().err
+
+
+def test_xray_depth_and_no_blank_line(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    assert main(["draw", TARGET, "-f", "json", "--xray-depth", "1"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["options"]["xray"] == 1
+    owners = {n["owner"] for n in data["nodes"] if n["kind"] == "xray"}
+    assert "researcher" in owners  # a level-1 agent is opened …
+    assert not owners & {"writer", "reviewer"}  # … the agents inside the loop are not
+    assert main(["draw", TARGET, "-f", "ascii"]) == 0
+    text = capsys.readouterr().out
+    assert text.endswith("\n") and not text.endswith("\n\n")
+    assert main(["draw", TARGET, "--xray-depth", "0"]) == 2
+    assert "--xray-depth takes a whole number" in capsys.readouterr().err
