@@ -12,13 +12,18 @@ What it changes, and only for the request/stream shapes that break elsewhere:
 * **client options** (`base_url`, `api_key`, `max_retries`, `default_headers`, `provider`) that
   arrive as call-time settings are dropped from the request: they were applied when the model
   was built (an agent's `model_settings` configure an `"openai:"` model and are also bound to
-  every call).
+  every call). So are other `ChatOpenAI` fields that are no request parameter (`stream_usage`).
+* **provider parameters** the OpenAI SDK does not know (vLLM's `repetition_penalty`, `top_k`,
+  from settings or `model_kwargs`) travel in `extra_body`, where the SDK sends them as body
+  fields, instead of failing with `create() got an unexpected keyword argument`.
 
 Everything else is `ChatOpenAI`: build it with `graphflow.models.openai_model(...)` or directly.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import re
 from collections.abc import AsyncIterator, Iterator
 from contextvars import ContextVar
@@ -29,12 +34,16 @@ from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackMana
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_openai import ChatOpenAI
+from openai.resources.chat.completions import Completions
 
 import graphflow.models._learned as _learned
 from graphflow.models.options import CLIENT_OPTIONS
 from graphflow.models.presets import ProviderPreset, detect_preset, get_preset
 
-__all__ = ("CompatibleChatOpenAI", "repair_tool_names")
+__all__ = ("CompatibleChatOpenAI", "field_names", "repair_tool_names")
+
+# what `chat.completions.create()` takes: any other payload key is a TypeError there
+_REQUEST_PARAMS = frozenset(inspect.signature(Completions.create).parameters) - {"self"}
 
 # per stream: tool-call index -> name already received (set by _stream/_astream, read per chunk)
 _STREAM_NAMES: ContextVar[dict[int, str] | None] = ContextVar(
@@ -85,6 +94,10 @@ class CompatibleChatOpenAI(ChatOpenAI):
             for message in payload["messages"]:
                 if message.get("role") == "assistant" and message.get("content") is None:
                     message["content"] = ""
+        unknown = {k: payload.pop(k) for k in [k for k in payload if k not in _REQUEST_PARAMS]}
+        provider = {k: v for k, v in unknown.items() if k not in field_names()}
+        if provider:
+            payload["extra_body"] = {**provider, **dict(payload.get("extra_body") or {})}
         return payload
 
     def _learn_string_content(self, exc: Exception, messages: list[BaseMessage]) -> bool:
@@ -182,6 +195,17 @@ class CompatibleChatOpenAI(ChatOpenAI):
         return super()._convert_chunk_to_generation_chunk(
             chunk, default_chunk_class, base_generation_info
         )
+
+
+@functools.cache
+def field_names() -> frozenset[str]:
+    """The names (and aliases) of `CompatibleChatOpenAI`'s fields: its constructor's settings."""
+    names: set[str] = set()
+    for name, info in CompatibleChatOpenAI.model_fields.items():
+        names.add(name)
+        if info.alias:
+            names.add(info.alias)
+    return frozenset(names)
 
 
 def repair_tool_names(chunk: dict, seen: dict[int, str]) -> None:

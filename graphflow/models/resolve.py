@@ -288,25 +288,14 @@ def openai_model(
         raise GraphflowConfigError(f"{_who(agent)}model {label!r}: {exc}") from exc
 
 
-def _fields() -> set[str]:
-    from graphflow.models.chat_openai import CompatibleChatOpenAI
-
-    names: set[str] = set()
-    for field_name, info in CompatibleChatOpenAI.model_fields.items():
-        names.add(field_name)
-        if info.alias:
-            names.add(info.alias)
-    return names
-
-
 def resolve_model(
     model: BaseChatModel | str, *, agent: str, settings: Mapping[str, Any] | None = None
 ) -> BaseChatModel:
     """The chat model an agent uses: instances pass through, strings are built.
 
     A `"provider:model"` string becomes a `CompatibleChatOpenAI` configured from `settings` (the
-    agent's `model_settings`: any of `MODEL_OPTIONS` and `ChatOpenAI` fields; other keys go to
-    `model_kwargs`), the environment and the preset.
+    agent's `model_settings`: any of `MODEL_OPTIONS` and `ChatOpenAI` fields; other keys are the
+    provider's own parameters and go to `extra_body`), the environment and the preset.
 
     Raises:
         GraphflowConfigError: see `openai_model`; also client options (`base_url`, `api_key`,
@@ -325,10 +314,14 @@ def resolve_model(
         return model
     provider, name = parse_model_string(model, agent=agent)
     named = {k: settings.pop(k) for k in list(settings) if k in MODEL_OPTIONS}
-    fields = _fields()
+    from graphflow.models.chat_openai import field_names  # langchain-openai: import on use
+
+    fields = field_names()
     extra = {k: settings.pop(k) for k in list(settings) if k in fields}
     if settings:
-        extra["model_kwargs"] = {**dict(extra.get("model_kwargs") or {}), **settings}
+        # a provider's own parameters (vLLM's top_k...): the OpenAI SDK sends them as body fields
+        # only from extra_body (as keyword arguments of create() they are a TypeError)
+        named["extra_body"] = {**settings, **dict(named.get("extra_body") or {})}
     if provider != "openai":
         named.setdefault("provider", provider)
     return openai_model(name, agent=agent, **named, **extra)

@@ -89,9 +89,10 @@ def test_model_settings_win_over_the_environment(clean_env) -> None:
     assert model.openai_api_base == "http://127.0.0.1:10/v1"
     assert (model.request_timeout, model.max_retries, model.max_tokens) == (3.0, 0, 16)
     assert (model.temperature, model.seed) == (0.2, 7)
-    assert model.extra_body == {"enable_thinking": False}
+    # not a ChatOpenAI field: a provider parameter, sent as a body field
+    assert model.extra_body == {"enable_thinking": False, "repetition_penalty": 1.1}
     assert model.default_headers == {"X-Team": "graphflow"}
-    assert model.model_kwargs == {"repetition_penalty": 1.1}  # not a ChatOpenAI field
+    assert model.model_kwargs == {}
 
 
 def test_arguments_win_over_the_environment(clean_env) -> None:
@@ -275,6 +276,42 @@ def test_client_options_in_settings_never_reach_the_wire(make_server, clean_env)
     assert received.headers["authorization"] == "Bearer sk-test"
     assert received.body["user"] == "team-7" and received.body["temperature"] == 0.0
     assert not {"base_url", "api_key", "max_retries", "default_headers"} & set(received.body)
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["invoke", "stream"])
+def test_provider_parameters_and_constructor_fields_in_settings(
+    make_server, clean_env, streamed
+) -> None:
+    # bound to every call as well as applied when the model is built: a provider's own
+    # parameters must reach the body, constructor-only fields must not reach create()
+    server: OpenAIServer = make_server("ignore_max_completion_tokens").start()
+    agent = ReactAgent(
+        name="a",
+        model="openai:m",
+        model_settings={
+            "base_url": server.base_url,
+            "api_key": "sk-test",
+            "top_k": 20,
+            "repetition_penalty": 1.1,
+            "stream_usage": True,
+            "top_p": 0.5,
+        },
+        output_key="answer",
+    )
+    if streamed:
+        events = list(agent.stream("hi", thread_id="s"))
+        assert events[-1].usage.estimated is False  # stream_usage asked the server for usage
+    else:
+        assert agent.invoke("hi")["answer"].startswith("m answers: hi")
+    (received,) = server.requests
+    body = received.body
+    assert (body["top_k"], body["repetition_penalty"], body["top_p"]) == (20, 1.1, 0.5)
+    assert "stream_usage" not in body
+    assert body.get("stream_options") == ({"include_usage": True} if streamed else None)
+    # a model instance's own model_kwargs travel the same way
+    direct = openai_model("m", base_url=server.base_url, model_kwargs={"min_p": 0.1})
+    direct.invoke("hi")
+    assert server.requests[-1].body["min_p"] == 0.1
 
 
 def test_resolve_passes_instances_through() -> None:
