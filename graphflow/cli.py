@@ -281,6 +281,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             f"--thread-id {args.thread_id!r} cannot name a run; give a name, or leave the option "
             "out for a new thread"
         )
+    agent.compile(checkpointer=args.checkpointer)  # a store that cannot work fails first
     thread_id = args.thread_id or f"run-{uuid.uuid4().hex[:8]}"
     args.thread = thread_id
     _say(f"thread {thread_id} (resume with: {_resume_command(args, thread_id)})")
