@@ -149,7 +149,18 @@ def _storable_input(graph: Any, data: Any) -> None:
     if not isinstance(data, dict) or not isinstance(serde, GraphflowSerializer):
         return
     for key, value in data.items():
-        found = None if key == MESSAGES else unstorable(value, serde.allowed, path=key)
+        if key == MESSAGES:  # a message is storable; what a caller hangs on it may not be
+            extras = [
+                (f"{key}[{i}].{part}", getattr(m, part, None))
+                for i, m in enumerate(value or ())
+                for part in ("additional_kwargs", "response_metadata")
+            ]
+            found = next(
+                (f for where, v in extras if (f := unstorable(v, serde.allowed, path=where))),
+                None,
+            )
+        else:
+            found = unstorable(value, serde.allowed, path=key)
         if found is not None:
             raise InputError(
                 f"the input's {found} cannot be stored in a checkpoint (loading the run again "

@@ -73,11 +73,18 @@ def test_message_value_renders_as_its_text():
 
 
 def test_pydantic_value_renders_as_json():
-    text = _sent_instruction(
-        "Facts: {facts}",
-        {"input": "go", "facts": Facts(name="Pura X", price=1999)},
-        input_keys=["facts"],
-    )
+    from graphflow import allow_types
+    from graphflow.checkpoint.serde import disallow_types
+
+    allow_types(Facts)  # an input value is checkpointed: its class must be loadable
+    try:
+        text = _sent_instruction(
+            "Facts: {facts}",
+            {"input": "go", "facts": Facts(name="Pura X", price=1999)},
+            input_keys=["facts"],
+        )
+    finally:
+        disallow_types(Facts)
     assert text == 'Facts: {"name":"Pura X","price":1999}'
 
 

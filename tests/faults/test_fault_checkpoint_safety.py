@@ -299,3 +299,19 @@ def test_an_unstorable_input_value_is_refused_naming_its_key(
         assert state["notes"] == "PREP" and team.get_state("t").values["obj"] == reading
     finally:
         disallow_types(Reading)
+
+
+def test_an_unstorable_value_on_an_input_message_is_refused(store, calls) -> None:
+    from langchain_core.messages import HumanMessage
+
+    team = SequentialAgent(
+        name="team",
+        sub_agents=[FunctionAgent(name="prep", fn=calls.step("prep"), output_key="notes")],
+    )
+    message = HumanMessage("go", additional_kwargs={"client": Client()})
+    with pytest.raises(InputError) as caught:  # (was LangGraph's bare TypeError)
+        team.invoke([message], thread_id="t", checkpointer=store)
+    assert f"messages[0].additional_kwargs['client']: {__name__}.Client" in str(caught.value)
+    assert calls["prep"] == 0
+    fine = HumanMessage("go", additional_kwargs={"source": "mail"})
+    assert team.invoke([fine], thread_id="t", checkpointer=store)["notes"] == "PREP"
