@@ -313,7 +313,20 @@ async def _build_async(
         except sqlite3.DatabaseError as exc:
             await conn.close()
             raise _setup_failed(spec, path, exc) from None
-        return saver, conn.close
+
+        async def close() -> None:
+            # A checkpoint write cancelled between its INSERT and its COMMIT (a parallel step that
+            # failed) leaves a transaction open; its cursor, kept alive by the cancelled task's
+            # traceback, keeps the closed connection open with it, and the file stays locked for
+            # the next run of this process (the resume). The write never completed, so it is
+            # rolled back: LangGraph runs that task again.
+            try:
+                if conn.in_transaction:
+                    await conn.rollback()
+            finally:
+                await conn.close()
+
+        return saver, close
     try:
         from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
         from psycopg.rows import dict_row
