@@ -36,6 +36,8 @@ __all__ = ("Agent", "AgentInput", "check_identifier")
 AgentInput = str | BaseMessage | Sequence[BaseMessage] | dict[str, Any] | Command | None
 Durability = Literal["sync", "async", "exit"]
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_EDITED_IN_PLACE = ("model_settings", "tool_policies", "input_keys", "writes")
+"""Fields whose list or dict a user may edit in place; compiled graphs key on their `repr`."""
 
 
 def check_identifier(value: str, what: str) -> str:
@@ -184,7 +186,8 @@ class Agent(BaseModel):
         """A value that changes whenever this agent or a descendant is changed.
 
         Assigning a field bumps the agent's `spec_version`; editing a list in place (sub-agents,
-        tools, hooks) changes the identities recorded here. Compiled graphs are cached under it,
+        tools, hooks) changes the identities recorded here, and editing a value list or dict in
+        place (`model_settings`, `tool_policies`, `input_keys`, `writes`) changes its `repr`. Compiled graphs are cached under it,
         so a changed spec is rebuilt, never served stale. (Holders of a fingerprint keep the
         agents alive while they keep it, so the identities cannot be reused.)
         """
@@ -195,6 +198,7 @@ class Agent(BaseModel):
                 tuple(map(id, agent.sub_agents_list)),
                 tuple(map(id, getattr(agent, "tools", None) or ())),
                 tuple(map(id, agent.hooks)),
+                tuple(repr(getattr(agent, name, None)) for name in _EDITED_IN_PLACE),
             )
             for agent in self.walk()
         )

@@ -60,3 +60,11 @@ def test_changing_a_spec_after_compile_rebuilds_the_graph() -> None:
     assert agent.compile() is not first
     agent.invoke("y")
     assert model.requests[1][-1].content == "Second y."
+
+
+def test_editing_model_settings_in_place_rebuilds() -> None:
+    root, _, b = _tree()
+    first = root.compile(False)
+    b.model_settings["temperature"] = 0.1  # no assignment: the dict changes in place
+    assert root.compile(False) is not first
+    assert root.compile(False) is root.compile(False)  # and is cached again
