@@ -19,6 +19,10 @@ __all__ = (
     "FEEDBACK_MARK",
     "INSTRUCTION_MARK",
     "LIMIT_MARK",
+    "MASK_MARK",
+    "NOTE_MARK",
+    "RECALL_MARK",
+    "SUMMARY_MARK",
     "feedback_kind",
     "feedback_message",
     "instruction_agent",
@@ -34,6 +38,14 @@ FEEDBACK_MARK = "graphflow_feedback"
 """Key in `additional_kwargs` of a re-ask graphflow sends (its value: `schema`, `empty`)."""
 LIMIT_MARK = "graphflow_limit"
 """Key in `additional_kwargs` of the message a call-limit hook writes when it ends an agent."""
+MASK_MARK = "graphflow_masked"
+"""`additional_kwargs` key of a masked tool result: the observation id it stands for."""
+RECALL_MARK = "graphflow_recall"
+"""`additional_kwargs` key of a `recall_observation` result: the observation id it returned."""
+SUMMARY_MARK = "graphflow_summary"
+"""`additional_kwargs` key of a summary message: the number of rounds it condenses."""
+NOTE_MARK = "graphflow_context_note"
+"""`additional_kwargs` key of a note a context policy adds for the model (e.g. a loop)."""
 
 
 def instruction_message(text: str, *, agent: str, **kwargs: Any) -> HumanMessage:

@@ -26,6 +26,7 @@ from graphflow.context.tokens import TokenCounter, token_counter
 from graphflow.context.windows import context_window
 from graphflow.exceptions import GraphflowConfigError
 from graphflow.hooks.base import ModelRequest
+from graphflow.messages import MASK_MARK, NOTE_MARK, RECALL_MARK, SUMMARY_MARK
 from graphflow.state import CONTEXT, MESSAGES
 
 if TYPE_CHECKING:
@@ -154,7 +155,7 @@ def prepare(request: ModelRequest, parts: Parts) -> ModelRequest:
         view = _loop_note(run, view)
 
     view, repairs = repair_tool_pairs(view)
-    masked_now = sum(1 for m in view if _view.MASK_MARK in m.additional_kwargs)
+    masked_now = sum(1 for m in view if MASK_MARK in m.additional_kwargs)
     if masked_now or summary is not None:
         tools.append(recall_tool())
     after = run.counter.count(view, tools)
@@ -256,7 +257,7 @@ def _summarize_if_needed(
             _record_failure(run, exc)
             break
         # the new summary replaces the old one (it includes it) and the span after it
-        replaces_old = start > 0 and _view.SUMMARY_MARK in view[start - 1].additional_kwargs
+        replaces_old = start > 0 and SUMMARY_MARK in view[start - 1].additional_kwargs
         pinned = start - 1 if replaces_old else start
         view = [*view[:pinned], _view.summary_message(summary), *view[end:]]
         if keep == 1:
@@ -282,12 +283,12 @@ def _new_summary(
     for message in span:
         if isinstance(message, ToolMessage) and message.id in run.ordinals:
             obs_id = str(
-                message.additional_kwargs.get(_view.RECALL_MARK)
-                or message.additional_kwargs.get(_view.MASK_MARK)
+                message.additional_kwargs.get(RECALL_MARK)
+                or message.additional_kwargs.get(MASK_MARK)
                 or _view.observation_id(run.ordinals[message.id])
             )
             obs_ids[message.id or ""] = obs_id
-            if _view.RECALL_MARK not in message.additional_kwargs:
+            if RECALL_MARK not in message.additional_kwargs:
                 tool = message.name or names.get(message.tool_call_id, "tool")
                 run.offload_result(message, obs_id, tool)
     cached = run.parts.offload.get(run.where, key)
@@ -354,7 +355,7 @@ def _loop_note(run: _Run, view: list[BaseMessage]) -> list[BaseMessage]:
         )
         run.record["loops"] = loops[-_MAX_RECORDS:]
         run.events.append({"event": "loop_detected", "tool": loop.tool, "repeats": loop.repeats})
-    note = HumanMessage(content=loop.note(), additional_kwargs={_view.NOTE_MARK: "loop"})
+    note = HumanMessage(content=loop.note(), additional_kwargs={NOTE_MARK: "loop"})
     return [*view, note]
 
 

@@ -15,9 +15,9 @@ from collections.abc import Callable, Sequence
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from graphflow.context._view import MASK_MARK, SUMMARY_MARK, call_names, text_of
+from graphflow.context._view import call_names, text_of
 from graphflow.context.tokens import TokenCounter
-from graphflow.messages import is_instruction
+from graphflow.messages import MASK_MARK, SUMMARY_MARK, is_instruction
 
 SECTIONS = ("Goal", "Progress", "Key Decisions", "Critical Context", "Next Steps")
 

@@ -14,14 +14,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-MASK_MARK = "graphflow_masked"
-"""`additional_kwargs` key of a masked tool result: the observation id it stands for."""
-RECALL_MARK = "graphflow_recall"
-"""`additional_kwargs` key of a `recall_observation` result: the observation id it returned."""
-SUMMARY_MARK = "graphflow_summary"
-"""`additional_kwargs` key of a summary message: the number of rounds it condenses."""
-NOTE_MARK = "graphflow_context_note"
-"""`additional_kwargs` key of a note a context policy adds for the model (e.g. a loop)."""
+from graphflow.messages import MASK_MARK, RECALL_MARK, SUMMARY_MARK
 
 _SPACES = re.compile(r"\s+")
 

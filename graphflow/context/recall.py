@@ -14,9 +14,9 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
 
-from graphflow.context._view import RECALL_MARK
 from graphflow.context.offload import OffloadLocation, OffloadStore, check_key
 from graphflow.exceptions import OffloadKeyError
+from graphflow.messages import RECALL_MARK
 
 __all__ = ("RECALL_TOOL", "recall_observation", "recall_tool")
 

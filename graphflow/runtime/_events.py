@@ -33,7 +33,15 @@ from graphflow.agents.parallel import ParallelAgent
 from graphflow.agents.routing import LlmRoutingAgent
 from graphflow.context.tokens import count_tokens
 from graphflow.hooks._runner import HOOK_FIRED
-from graphflow.state import AGENT_STATUS, LOOP_ITERATION, MESSAGES, TOOL_CALL, is_private
+from graphflow.state import (
+    AGENT_STATUS,
+    LOOP_ITERATION,
+    MESSAGES,
+    MODEL_NODE,
+    TOOL_CALL,
+    TOOLS_NODE,
+    is_private,
+)
 
 __all__ = (
     "STREAM_MODES",
@@ -46,8 +54,6 @@ __all__ = (
 )
 
 STREAM_MODES = ["tasks", "messages", "custom"]
-_MODEL_NODES = frozenset({"model"})
-_TOOLS_NODE = "tools"
 _HOOK_PHASES = ("before_agent.", "after_agent.")
 
 # the last seq handed out per thread in this process, so a resumed stream continues the sequence
@@ -248,11 +254,11 @@ class EventTranslator:
             self._frames[(*ns, f"{name}:{task_id}")] = sub
             self._tasks[task_id] = _Task("agent", sub, ns=ns)
             return [self._make(ev.AgentStarted, sub, kind=type(child).__name__)]
-        if name in _MODEL_NODES:
+        if name == MODEL_NODE:
             sent = payload.get(MESSAGES) if isinstance(payload, Mapping) else None
             self._tasks[task_id] = _Task("model", frame, sent)
             return [self._make(ev.ModelStarted, frame)]
-        if name == _TOOLS_NODE and isinstance(payload, Mapping) and TOOL_CALL in payload:
+        if name == TOOLS_NODE and isinstance(payload, Mapping) and TOOL_CALL in payload:
             call = payload[TOOL_CALL] or {}
             self._tasks[task_id] = _Task("tool", frame, call)
             return [
@@ -359,7 +365,7 @@ class EventTranslator:
             return [self._make(ev.ModelToken, self._frame(ns), text=text)] if text else []
         if (
             isinstance(message, AIMessage)
-            and meta.get("langgraph_node") in _MODEL_NODES
+            and meta.get("langgraph_node") == MODEL_NODE
             and message.id not in self._streamed
             and message.text
         ):

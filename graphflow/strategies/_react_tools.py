@@ -25,7 +25,7 @@ from langgraph.errors import GraphBubbleUp
 from langgraph.types import Send
 
 from graphflow.hooks.base import ToolCallRequest, ToolHook
-from graphflow.state import EXIT_LOOP, MESSAGES, TOOL_CALL, TOOL_HISTORY
+from graphflow.state import EXIT_LOOP, MESSAGES, TOOL_CALL, TOOL_HISTORY, TOOLS_NODE
 from graphflow.strategies import _branch_barrier as barrier
 from graphflow.strategies._storable import ensure_storable
 from graphflow.tools._batches import call_history, next_tool_calls, pending_tool_calls
@@ -38,9 +38,7 @@ if TYPE_CHECKING:
 
     from graphflow.agents.react import ReactAgent
 
-__all__ = ("TOOLS", "ToolStep", "pending_tool_calls")
-
-TOOLS = "tools"
+__all__ = ("ToolStep", "pending_tool_calls")
 
 
 class ToolStep:
@@ -78,7 +76,7 @@ class ToolStep:
         base = {k: v for k, v in state.items() if k not in (TOOL_CALL, TOOL_HISTORY)}
         return [
             Send(
-                TOOLS,
+                TOOLS_NODE,
                 {
                     **(base if self.hooks else {}),
                     TOOL_CALL: tc,

@@ -29,12 +29,13 @@ from graphflow.state import (
     MODEL_CALLS,
     MODEL_NODE,
     STOP,
+    TOOLS_NODE,
     merge_dicts,
 )
 from graphflow.strategies._agent_hooks import HookChain, guarded
 from graphflow.strategies._node import router
 from graphflow.strategies._react_model import ModelStep, route_after_model
-from graphflow.strategies._react_tools import TOOLS, ToolStep
+from graphflow.strategies._react_tools import ToolStep
 from graphflow.strategies.base import BuildContext, FlowGraphBuildingStrategy, final_answer
 from graphflow.tools.exit_loop import is_exit_loop
 
@@ -107,8 +108,8 @@ class ReactStrategy(FlowGraphBuildingStrategy):
             return route_after_model(state, done=done, sends=tools.sends)
 
         graph.add_node(MODEL_NODE, guarded(agent, MODEL_NODE, model.run, model.arun))
-        graph.add_node(TOOLS, guarded(agent, TOOLS, tools.run, tools.arun))
+        graph.add_node(TOOLS_NODE, guarded(agent, TOOLS_NODE, tools.run, tools.arun))
         hooks.install(graph, MODEL_NODE, None, ctx, entry_update=self.starts(agent, ctx))
-        graph.add_conditional_edges(MODEL_NODE, router(after_model), [TOOLS, MODEL_NODE, done])
-        graph.add_edge(TOOLS, MODEL_NODE)
+        graph.add_conditional_edges(MODEL_NODE, router(after_model), [TOOLS_NODE, MODEL_NODE, done])
+        graph.add_edge(TOOLS_NODE, MODEL_NODE)
         return graph

@@ -21,6 +21,7 @@ from graphflow.context import (
     repair_tool_pairs,
 )
 from graphflow.context.pairs import MISSING_RESULT
+from graphflow.messages import MASK_MARK, SUMMARY_MARK
 from graphflow.testing import ScriptedChatModel, tool_calls
 
 _ids = itertools.count()
@@ -79,12 +80,12 @@ def test_every_cut_keeps_pairs_together(turns, keep_mask, keep_summary, keep_tok
     assert check_tool_pairs(view) == []
     # masked results all come before the whole ones, the newest round is whole, and what is
     # whole fits the budget unless it is the newest round alone
-    flags = [_view.MASK_MARK in m.additional_kwargs for m in view if isinstance(m, ToolMessage)]
+    flags = [MASK_MARK in m.additional_kwargs for m in view if isinstance(m, ToolMessage)]
     assert flags == sorted(flags, reverse=True)
     starts = _view.round_starts(view)
     if starts:
-        assert not any(_view.MASK_MARK in m.additional_kwargs for m in view[starts[-1] :])
-    whole_rounds = [s for s in starts if _view.MASK_MARK not in view[s + 1].additional_kwargs]
+        assert not any(MASK_MARK in m.additional_kwargs for m in view[starts[-1] :])
+    whole_rounds = [s for s in starts if MASK_MARK not in view[s + 1].additional_kwargs]
     assert len(whole_rounds) <= max(keep_mask, 1)
     if keep_tokens is not None and len(whole_rounds) > 1:
         whole = [m for m in view[whole_rounds[0] :] if isinstance(m, ToolMessage)]
@@ -95,7 +96,7 @@ def test_every_cut_keeps_pairs_together(turns, keep_mask, keep_summary, keep_tok
             break
         start, end = cut
         assert isinstance(view[end], AIMessage) and view[end].tool_calls  # a round starts there
-        replaces = _view.SUMMARY_MARK in view[start - 1].additional_kwargs
+        replaces = SUMMARY_MARK in view[start - 1].additional_kwargs
         summary = {"text": "s", "through": view[end - 1].id, "rounds": 1}
         view = [
             *view[: start - 1 if replaces else start],
