@@ -218,12 +218,13 @@ class ToolCallFinished(Event):
 
 @dataclass(frozen=True, kw_only=True)
 class HookFired(Event):
-    """A hook ran: an agent hook (its own graph node), or a model hook around a model call."""
+    """A hook ran: an agent hook (its own graph node), a model hook, or a tool hook."""
 
     hook: str = ""
     """The hook's name (its class name)."""
     phase: str = ""
-    """`before_agent`, `after_agent`, `before_model` or `after_model`."""
+    """`before_agent`, `after_agent`, `before_model`, `after_model`, `wrap_model_call` or
+    `wrap_tool_call`."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -26,7 +26,7 @@ def run_sync_in_thread(factory: Callable[[], Awaitable[T]]) -> T:
 
 HOOK_FIRED = "graphflow_hook"
 """Key of the `custom` stream chunk `{HOOK_FIRED: hook class, "phase": method}` that says a model
-hook ran; typed event streams turn it into `HookFired` (agent hooks are graph nodes of their own,
+or tool hook ran (for a wrapper, the phase is its sync name, e.g. `wrap_tool_call`); typed event streams turn it into `HookFired` (agent hooks are graph nodes of their own,
 seen without it)."""
 
 
@@ -66,4 +66,11 @@ def around(hook: Any, method: str, inner: Callable[[Any], Any]) -> Callable[[Any
     awaitable the method returns.
     """
     wrap = getattr(hook, method)
-    return lambda request: wrap(request, inner)
+    sync_name = method.removeprefix("a")  # awrap_model_call → wrap_model_call
+    async_name = "a" + sync_name
+
+    def call(request: Any) -> Any:
+        _announce(hook, sync_name, async_name)
+        return wrap(request, inner)
+
+    return call

@@ -24,6 +24,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.errors import GraphBubbleUp
 from langgraph.types import Send
 
+from graphflow.hooks._runner import around
 from graphflow.hooks.base import ToolCallRequest, ToolHook
 from graphflow.state import EXIT_LOOP, MESSAGES, TOOL_CALL, TOOL_HISTORY, TOOLS_NODE
 from graphflow.strategies import _branch_barrier as barrier
@@ -189,11 +190,8 @@ class ToolStep:
 def _wrap(
     hook: ToolHook, inner: Callable[[ToolCallRequest], ToolMessage]
 ) -> Callable[[ToolCallRequest], ToolMessage]:
-    return lambda req: hook.wrap_tool_call(req, inner)
+    return around(hook, "wrap_tool_call", inner)
 
 
 def _awrap(hook: ToolHook, inner: Any) -> Any:
-    async def call(req: ToolCallRequest) -> ToolMessage:
-        return await hook.awrap_tool_call(req, inner)
-
-    return call
+    return around(hook, "awrap_tool_call", inner)

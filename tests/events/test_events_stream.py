@@ -20,7 +20,7 @@ from graphflow import (
     output_contains,
 )
 from graphflow import events as ev
-from graphflow.hooks.base import ModelHook
+from graphflow.hooks.base import ModelHook, ToolHook
 from graphflow.testing import ScriptedChatModel, tool_call
 
 ROOT = "team"
@@ -104,10 +104,13 @@ def _check_run(events: list[ev.Event]) -> None:
         "AgentStarted",
         "HookFired",
         "ModelStarted",
+        "HookFired",
         "ModelFinished",
         "ToolCallStarted",
+        "HookFired",
         "ToolCallFinished",
         "ModelStarted",
+        "HookFired",
         "ModelFinished",
         "HookFired",
         "AgentFinished",
@@ -119,6 +122,9 @@ def _check_run(events: list[ev.Event]) -> None:
     hooks = [e for e in events if isinstance(e, ev.HookFired)]
     assert [(h.hook, h.phase) for h in hooks] == [
         ("LoggingHook", "before_agent"),
+        ("LoggingHook", "wrap_model_call"),
+        ("LoggingHook", "wrap_tool_call"),
+        ("LoggingHook", "wrap_model_call"),
         ("LoggingHook", "after_agent"),
     ]
     custom = next(e for e in events if isinstance(e, ev.CustomEvent))
@@ -310,6 +316,39 @@ async def test_model_hooks_fire_around_each_model_call(use_async: bool) -> None:
     fired = [(e.hook, e.phase, e.branch, e.iteration) for e in mine if isinstance(e, ev.HookFired)]
     assert fired == [("Watch", "before_model", "w", 0), ("Watch", "after_model", "w", 0)]
     assert not any(isinstance(e, ev.HookFired | ev.CustomEvent) and e.agent == "o" for e in events)
+
+
+class Wrap(ModelHook, ToolHook):
+    """A hook that only wraps: each model call and each tool call passes through it."""
+
+    def wrap_model_call(self, request, handler):
+        return handler(request)
+
+    async def awrap_tool_call(self, request, handler):
+        return await handler(request)
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+async def test_wrapping_hooks_fire_once_per_call(use_async: bool) -> None:
+    agent = ReactAgent(
+        name="w",
+        model=ScriptedChatModel(
+            replies=[tool_call("lookup", {"topic": "a"}), tool_call("lookup", {"topic": "b"}), "ok"]
+        ),
+        tools=[lookup],
+        hooks=[Wrap()],
+        output_key="w_out",
+    )
+    team = SequentialAgent(name=ROOT, sub_agents=[agent])
+    if use_async:
+        events = [e async for e in team.astream("go", events=True)]
+    else:
+        events = list(team.stream("go", events=True))
+    fired = [(e.hook, e.phase) for e in events if isinstance(e, ev.HookFired)]
+    assert fired.count(("Wrap", "wrap_model_call")) == 3
+    assert fired.count(("Wrap", "wrap_tool_call")) == 2
+    assert len(fired) == 5
+    assert all(e.agent_path == (ROOT, "w") for e in events if isinstance(e, ev.HookFired))
 
 
 async def test_tokens_of_multi_route_branches_are_kept_apart_async() -> None:
