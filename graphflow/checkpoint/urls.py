@@ -296,6 +296,13 @@ async def open_async_checkpointer(
         await close()
 
 
+def _rollback_and_close(raw: sqlite3.Connection) -> None:
+    try:
+        raw.rollback()
+    finally:
+        raw.close()
+
+
 async def _build_async(
     spec: str, types: tuple[type, ...]
 ) -> tuple[Any, Callable[[], Awaitable[None]]]:
@@ -319,10 +326,11 @@ async def _build_async(
             # failed) leaves a transaction open; its cursor, kept alive by the cancelled task's
             # traceback, keeps the closed connection open with it, and the file stays locked for
             # the next run of this process (the resume). The write never completed, so it is
-            # rolled back: LangGraph runs that task again.
+            # rolled back: LangGraph runs that task again. Rollback and close are one job of the
+            # connection's own thread, after the writes queued before it and with no room for a
+            # straggler's write in between (aiosqlite has no public call for that).
             try:
-                if conn.in_transaction:
-                    await conn.rollback()
+                await conn._execute(_rollback_and_close, conn._conn)
             finally:
                 await conn.close()
 
