@@ -13,6 +13,9 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.tools import tool
 
+from graphflow import HumanApproval, ReactAgent
+from graphflow.testing import ScriptedChatModel, tool_call
+
 PAID: list[int] = []
 """Amounts `pay` was called with; a test clears it first."""
 
@@ -34,6 +37,21 @@ def pay(amount: int) -> str:
     """Pay an amount."""
     PAID.append(amount)
     return f"paid {amount}"
+
+
+def guarded_payer(amount: int, *, output_key: str, final: str = "ok") -> ReactAgent:
+    """A ReactAgent `payer` that calls `pay(amount)` once, behind `HumanApproval`, then says `final`."""
+    return ReactAgent(
+        name="payer",
+        model=ScriptedChatModel(
+            fn=lambda m, n: (
+                final if isinstance(m[-1], ToolMessage) else tool_call("pay", {"amount": amount})
+            )
+        ),
+        tools=[pay],
+        hooks=[HumanApproval(["pay"])],
+        output_key=output_key,
+    )
 
 
 class Counted:

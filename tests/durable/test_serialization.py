@@ -21,12 +21,11 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from pydantic import BaseModel
-from shared_helpers import pay
+from shared_helpers import guarded_payer
 
 from graphflow import (
     CheckpointTypeError,
     FunctionAgent,
-    HumanApproval,
     ReactAgent,
     SequentialAgent,
     is_instruction,
@@ -225,17 +224,7 @@ class Point:
 
 
 def _producer(value):
-    approve = ReactAgent(
-        name="payer",
-        model=ScriptedChatModel(
-            fn=lambda m, n: (
-                "ok" if isinstance(m[-1], ToolMessage) else tool_call("pay", {"amount": 1})
-            )
-        ),
-        tools=[pay],
-        hooks=[HumanApproval(["pay"])],
-        output_key="po",
-    )
+    approve = guarded_payer(1, output_key="po")
     return SequentialAgent(
         name="s",
         sub_agents=[FunctionAgent(name="f", fn=lambda s: value, output_key="out"), approve],

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import tool
-from shared_helpers import PAID, add, pay
+from shared_helpers import PAID, add, guarded_payer, pay
 
 from graphflow import HumanApproval, LoopAgent, ParallelAgent, ReactAgent, SequentialAgent
 from graphflow.testing import ScriptedChatModel, tool_call, tool_calls
@@ -116,17 +116,7 @@ def test_approval_async_two_pending_in_one_resume():
 
 def test_approval_inside_parallel_branch_while_other_completes(run_mode):
     PAID.clear()
-    payer = ReactAgent(
-        name="payer",
-        model=ScriptedChatModel(
-            fn=lambda m, n: (
-                "done paying" if isinstance(m[-1], ToolMessage) else tool_call("pay", {"amount": 2})
-            )
-        ),
-        tools=[pay],
-        hooks=[HumanApproval(["pay"])],
-        output_key="paid",
-    )
+    payer = guarded_payer(2, output_key="paid", final="done paying")
     other_model = ScriptedChatModel(replies=["other result"])
     other = ReactAgent(name="other", model=other_model, output_key="other_out")
     flow = ParallelAgent(name="par", sub_agents=[payer, other])
@@ -186,17 +176,7 @@ def test_approval_inside_loop_on_second_pass(run_mode):
 
 def test_bad_decision_then_good_decision(run_mode):
     PAID.clear()
-    agent = ReactAgent(
-        name="payer",
-        model=ScriptedChatModel(
-            fn=lambda m, n: (
-                "ok" if isinstance(m[-1], ToolMessage) else tool_call("pay", {"amount": 1})
-            )
-        ),
-        tools=[pay],
-        hooks=[HumanApproval(["pay"])],
-        output_key="out",
-    )
+    agent = guarded_payer(1, output_key="out")
 
     async def arun():
         await agent.ainvoke("go", thread_id="b")
