@@ -78,6 +78,7 @@ from graphflow.hooks import (
 )
 from graphflow.messages import instruction_message, is_instruction
 from graphflow.models import openai_model
+from graphflow.runtime import CompiledAgent
 from graphflow.runtime import Runtime as _Runtime
 from graphflow.spec import SpecError, load_spec
 from graphflow.strategies import (
@@ -101,6 +102,7 @@ __all__ = (
     "CheckpointInfo",
     "CheckpointStoreError",
     "CheckpointTypeError",
+    "CompiledAgent",
     "ContextStats",
     "DataflowError",
     "FlowGraphBuilder",

@@ -29,12 +29,16 @@ if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
     from langchain_core.tools import BaseTool
     from langgraph.graph import StateGraph
-    from langgraph.graph.state import CompiledStateGraph
+    from langgraph.types import StateSnapshot
+
+    from graphflow.checkpoint.runs import CheckpointInfo, RunInfo
+    from graphflow.runtime.compiled import CompiledAgent
 
 __all__ = ("Agent", "AgentInput", "check_identifier")
 
 AgentInput = str | BaseMessage | Sequence[BaseMessage] | dict[str, Any] | Command | None
 Durability = Literal["sync", "async", "exit"]
+"""When LangGraph writes checkpoints (see `CompiledAgent.invoke`)."""
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _EDITED_IN_PLACE = ("model_settings", "tool_policies", "input_keys", "writes")
 """Fields whose list or dict a user may edit in place; compiled graphs key on their `repr`."""
@@ -66,7 +70,9 @@ class Agent(BaseModel):
     """Base of every agent spec. Subclasses add what their kind needs.
 
     `to_graph()` gives the uncompiled LangGraph `StateGraph`; `compile()` a cached
-    `CompiledStateGraph`; `invoke`/`stream`/`resume` run it; `draw` pictures it.
+    `CompiledAgent` (the compiled graph on a store); `invoke`/`stream`/`resume` run it and
+    `get_state`/`history`/`runs` read its runs (sugar over `compile()`); `draw` pictures it.
+    Running never changes the spec: what the runtime keeps per agent lives in the runtime.
     """
 
     model_config = ConfigDict(
@@ -92,12 +98,12 @@ class Agent(BaseModel):
     checkpointer: Any = Field(default=None, exclude=True)
     """Where runs of this agent (as the root of a tree) are stored when a run method is not told:
     a LangGraph saver or a URL (`memory:`, `sqlite:///runs.db`, `postgresql://...`). Unset, the
-    checkpointer the agent was last compiled with is used, then `GRAPHFLOW_CHECKPOINTER`, then an
-    in-memory saver kept for this agent's lifetime."""
+    store the agent was last compiled or run with is used (never one it was only read with),
+    then `GRAPHFLOW_CHECKPOINTER`, then an in-memory saver kept for this agent's lifetime (see
+    `graphflow.runtime.graphs`)."""
 
     _template: tuple[str | Placeholder, ...] = PrivateAttr(default=())
     _version: int = PrivateAttr(default=0)
-    _runtime_cache: dict[str, Any] = PrivateAttr(default_factory=dict)
 
     @field_validator("name")
     @classmethod
@@ -143,9 +149,8 @@ class Agent(BaseModel):
             ) from None
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
-        """A copy with its own caches and template (pydantic would share them)."""
+        """A copy with its own version and template (pydantic would share them)."""
         copy = super().model_copy(update=update, deep=deep)
-        copy._runtime_cache = {}
         copy._version = 0
         copy._template = parse_template(copy.instruction) if copy.instruction else ()
         return copy
@@ -238,7 +243,7 @@ class Agent(BaseModel):
         Raises:
             GraphflowConfigError: the tree is misconfigured (checked before any model call).
         """
-        return runtime().to_graph(self)  # type: ignore[no-any-return]
+        return runtime().to_graph(self)
 
     def compile(
         self,
@@ -248,10 +253,12 @@ class Agent(BaseModel):
         interrupt_before: Sequence[str] | None = None,
         interrupt_after: Sequence[str] | None = None,
         debug: bool = False,
-    ) -> CompiledStateGraph:
-        """Compile (once; cached per checkpointer and store) into a LangGraph graph.
+    ) -> CompiledAgent:
+        """This tree compiled on a store: a `CompiledAgent` (cached per tree, store and options).
 
-        The agent remembers the checkpointer: later run methods use it unless told otherwise.
+        It owns the LangGraph graph (`.graph`, a `CompiledStateGraph`) and runs, resumes and
+        reads runs like the agent's own methods. The store is opened now (one that cannot work
+        fails here) and remembered: later run methods of the agent told no store use it.
 
         Args:
             checkpointer: a LangGraph saver, a URL (`memory:`, `sqlite:///runs.db`,
@@ -262,7 +269,7 @@ class Agent(BaseModel):
             interrupt_after: node names to pause after.
             debug: LangGraph debug output.
         """
-        return runtime().compile(  # type: ignore[no-any-return]
+        return runtime().compile(
             self,
             checkpointer,
             store=store,
@@ -271,7 +278,7 @@ class Agent(BaseModel):
             debug=debug,
         )
 
-    # -- running ---------------------------------------------------------------------------------
+    # -- running (`agent.invoke(x, checkpointer=c)` is `agent.compile(c).invoke(x)`) ---------------
 
     def invoke(
         self,
@@ -286,14 +293,12 @@ class Agent(BaseModel):
 
         `input` may be a string (it becomes the `input` key and a user message), a message, a
         list of messages, a dict of state keys, or None to continue the thread's last run.
+        See `CompiledAgent.invoke`; `checkpointer` chooses the store (and is remembered).
         """
-        return runtime().invoke(  # type: ignore[no-any-return]
-            self,
-            input,
-            thread_id=thread_id,
-            config=config,
-            checkpointer=checkpointer,
-            durability=durability,
+        return (
+            runtime()
+            .running(self, checkpointer)
+            .invoke(input, thread_id=thread_id, config=config, durability=durability)
         )
 
     async def ainvoke(
@@ -306,13 +311,9 @@ class Agent(BaseModel):
         durability: Durability = "sync",
     ) -> dict[str, Any]:
         """Async `invoke`."""
-        return await runtime().ainvoke(  # type: ignore[no-any-return]
-            self,
-            input,
-            thread_id=thread_id,
-            config=config,
-            checkpointer=checkpointer,
-            durability=durability,
+        compiled = runtime().running(self, checkpointer)
+        return await compiled.ainvoke(
+            input, thread_id=thread_id, config=config, durability=durability
         )
 
     def stream(
@@ -335,16 +336,18 @@ class Agent(BaseModel):
         own output for that mode (`(namespace, chunk)` pairs with `subgraphs=True`) is passed
         through instead. Input None (or a `Command(resume=...)`) continues the stored run.
         """
-        return runtime().stream(  # type: ignore[no-any-return]
-            self,
-            input,
-            thread_id=thread_id,
-            config=config,
-            checkpointer=checkpointer,
-            stream_mode=stream_mode,
-            subgraphs=subgraphs,
-            durability=durability,
-            events=events,
+        return (
+            runtime()
+            .running(self, checkpointer)
+            .stream(
+                input,
+                thread_id=thread_id,
+                config=config,
+                stream_mode=stream_mode,
+                subgraphs=subgraphs,
+                durability=durability,
+                events=events,
+            )
         )
 
     def astream(
@@ -360,16 +363,18 @@ class Agent(BaseModel):
         events: Any = None,
     ) -> AsyncIterator[Any]:
         """Async `stream`."""
-        return runtime().astream(  # type: ignore[no-any-return]
-            self,
-            input,
-            thread_id=thread_id,
-            config=config,
-            checkpointer=checkpointer,
-            stream_mode=stream_mode,
-            subgraphs=subgraphs,
-            durability=durability,
-            events=events,
+        return (
+            runtime()
+            .running(self, checkpointer)
+            .astream(
+                input,
+                thread_id=thread_id,
+                config=config,
+                stream_mode=stream_mode,
+                subgraphs=subgraphs,
+                durability=durability,
+                events=events,
+            )
         )
 
     def resume(
@@ -384,9 +389,7 @@ class Agent(BaseModel):
 
         `value` answers a pending interrupt (a dict of interrupt id -> value answers several).
         """
-        return runtime().resume(  # type: ignore[no-any-return]
-            self, thread_id, value, checkpointer=checkpointer, config=config
-        )
+        return runtime().running(self, checkpointer).resume(thread_id, value, config=config)
 
     async def aresume(
         self,
@@ -397,39 +400,72 @@ class Agent(BaseModel):
         config: RunnableConfig | None = None,
     ) -> dict[str, Any]:
         """Async `resume`."""
-        return await runtime().aresume(  # type: ignore[no-any-return]
-            self, thread_id, value, checkpointer=checkpointer, config=config
-        )
+        compiled = runtime().running(self, checkpointer)
+        return await compiled.aresume(thread_id, value, config=config)
 
-    def get_state(self, thread_id: str, *, checkpointer: Any = None) -> Any:
+    # -- reading (a read never remembers its store, nor creates one) ------------------------------
+
+    def get_state(self, thread_id: str, *, checkpointer: Any = None) -> StateSnapshot:
         """The thread's latest `StateSnapshot` (values, next nodes, pending interrupts)."""
-        return runtime().get_state(self, thread_id, checkpointer=checkpointer)
+        return runtime().reading(self, checkpointer).get_state(thread_id)
 
-    def runs(self, *, checkpointer: Any = None, limit: int | None = None) -> list[Any]:
+    def runs(self, *, checkpointer: Any = None, limit: int | None = None) -> list[RunInfo]:
         """`RunInfo` for every thread in the checkpointer (status, current agent, step), newest first."""
-        return runtime().runs(self, checkpointer=checkpointer, limit=limit)  # type: ignore[no-any-return]
+        return runtime().reading(self, checkpointer).runs(limit=limit)
 
     def history(
         self, thread_id: str, *, checkpointer: Any = None, all_namespaces: bool = False
-    ) -> list[Any]:
+    ) -> list[CheckpointInfo]:
         """The thread's checkpoints (`CheckpointInfo`), newest first; sub-agents' too if asked."""
-        return runtime().history(  # type: ignore[no-any-return]
-            self, thread_id, checkpointer=checkpointer, all_namespaces=all_namespaces
+        return (
+            runtime().reading(self, checkpointer).history(thread_id, all_namespaces=all_namespaces)
         )
 
     # -- drawing and composing -------------------------------------------------------------------
 
-    def draw(self, format: str = "mermaid", **options: Any) -> Any:
+    def draw(
+        self,
+        format: str = "mermaid",
+        *,
+        xray: bool | int = False,
+        dataflow: bool = False,
+        thread_id: str | None = None,
+        checkpointer: Any = None,
+    ) -> str | bytes:
         """Draw the agent tree: mermaid, dot, plantuml, ascii, json, html (text); svg, png (bytes).
 
         Options (see `graphflow.visualize.draw`): `xray` adds each agent's LangGraph nodes,
         `dataflow` who writes and reads each key, `thread_id` (and `checkpointer`) colours a run.
         """
-        return runtime().draw(self, format, **options)
+        return runtime().draw(
+            self,
+            format,
+            xray=xray,
+            dataflow=dataflow,
+            thread_id=thread_id,
+            checkpointer=checkpointer,
+        )
 
-    def draw_to(self, path: str | Path, **options: Any) -> Any:
+    def draw_to(
+        self,
+        path: str | Path,
+        *,
+        format: str | None = None,
+        xray: bool | int = False,
+        dataflow: bool = False,
+        thread_id: str | None = None,
+        checkpointer: Any = None,
+    ) -> Path:
         """Write a drawing to `path`, the format chosen by its suffix (`team.svg`, `team.html`)."""
-        return runtime().draw_to(self, path, **options)
+        return runtime().draw_to(
+            self,
+            path,
+            format=format,
+            xray=xray,
+            dataflow=dataflow,
+            thread_id=thread_id,
+            checkpointer=checkpointer,
+        )
 
     def as_tool(self, name: str | None = None, description: str | None = None) -> BaseTool:
         """This agent as a tool of a `ReactAgent` (the supervisor pattern).
@@ -438,15 +474,15 @@ class Agent(BaseModel):
         (or its final message) is the tool's result. It runs in its own checkpoint namespace
         and none of its messages reach the caller's conversation.
         """
-        return runtime().as_tool(self, name, description)  # type: ignore[no-any-return]
+        return runtime().as_tool(self, name, description)
 
     # -- specs (delegated to graphflow.spec) -------------------------------------------------------
 
     def to_spec(self) -> dict[str, Any]:
         """This agent tree as a spec mapping (YAML/JSON-ready; see `graphflow.spec`)."""
-        return runtime().to_spec(self)  # type: ignore[no-any-return]
+        return runtime().to_spec(self)
 
     @classmethod
     def from_spec(cls, data: Mapping[str, Any]) -> Agent:
         """The agent tree a spec mapping describes; `kind` may be left out on a subclass."""
-        return runtime().from_spec(cls, data)  # type: ignore[no-any-return]
+        return runtime().from_spec(cls, data)

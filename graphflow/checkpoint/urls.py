@@ -6,8 +6,8 @@ import asyncio
 import math
 import os
 import sqlite3
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +22,10 @@ __all__ = (
     "needs_async_saver",
     "open_async_checkpointer",
     "pg_timeout",
+    "reading_checkpointer",
     "resolve_checkpointer",
     "safe_url",
+    "store_exists",
 )
 
 _POSTGRES = ("postgresql://", "postgres://")
@@ -210,6 +212,36 @@ def resolve_checkpointer(spec: Any, *, allowed_types: Iterable[type] = ()) -> An
             raise _pg_unreachable(spec, timeout, exc) from None
         return psaver
     raise _unsupported(spec)
+
+
+def store_exists(spec: Any) -> bool:
+    """Whether runs may already be stored at `spec`.
+
+    False only for a `sqlite:///` URL whose file does not exist: a read of such a store must
+    answer "no run", not create the file.
+    """
+    if not (isinstance(spec, str) and spec.startswith(_SQLITE)):
+        return True
+    path = spec[len(_SQLITE) :]
+    return path == ":memory:" or Path(path).expanduser().is_file()
+
+
+@contextmanager
+def reading_checkpointer(spec: str, *, allowed_types: Iterable[type] = ()) -> Iterator[Any]:
+    """A saver to read the runs stored at the URL `spec`, closed on exit.
+
+    None when the store does not exist (`store_exists`): reading never creates a store file.
+    """
+    if not store_exists(spec):
+        yield None
+        return
+    saver = resolve_checkpointer(spec, allowed_types=allowed_types)
+    try:
+        yield saver
+    finally:
+        conn = getattr(saver, "conn", None)  # a SQLite connection or a PostgreSQL pool
+        if conn is not None:
+            conn.close()
 
 
 def pg_timeout() -> float:

@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 
 from graphflow.instructions import render_value
 from graphflow.messages import last_ai_message
+from graphflow.runtime.graphs import SUBGRAPHS
 from graphflow.runtime.inputs import normalize_input
 from graphflow.state import MESSAGES
 from graphflow.strategies import FlowGraphBuilder
@@ -34,7 +35,11 @@ def agent_as_tool(agent: Agent, *, name: str | None, description: str | None) ->
     """`agent` as a tool whose `request` argument is the agent's input."""
     # Compiled without a checkpointer of its own: inside a graph it inherits the caller's and
     # runs in the tool task's checkpoint namespace, so a resumed run resumes it too.
-    graph = FlowGraphBuilder().build(agent).compile(checkpointer=None, name=agent.name)
+    graph = (
+        FlowGraphBuilder(subgraphs=SUBGRAPHS)
+        .build(agent)
+        .compile(checkpointer=None, name=agent.name)
+    )
 
     def result_of(state: dict[str, Any]) -> str:
         if agent.output_key and state.get(agent.output_key) is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable, MutableMapping
 from typing import TYPE_CHECKING, Any
 
 from graphflow.state import INPUT
@@ -23,12 +24,15 @@ class FlowGraphBuilder:
     """Builds the one LangGraph graph of an agent tree.
 
     One builder serves one build: it caches what it learns about the tree (writes, reads, keys).
-    Compiled sub-agent graphs are cached on the sub-agents themselves, keyed by their
-    `fingerprint()` and the keys they run on, so rebuilding a tree whose sub-agents did not
-    change reuses their graphs, and a changed sub-agent is rebuilt.
+    Compiled sub-agent graphs go into `subgraphs`, a mapping the caller owns (the runtime keeps
+    one for every build, `graphflow.runtime.graphs.SUBGRAPHS`), checked against the sub-agent's
+    `fingerprint()` and keyed by the keys it runs on: rebuilding a tree whose sub-agents did not
+    change reuses their graphs, and a changed sub-agent is rebuilt. Without one, each build
+    compiles its sub-agents afresh.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, subgraphs: MutableMapping[Hashable, Any] | None = None) -> None:
+        self._subgraphs: MutableMapping[Hashable, Any] = {} if subgraphs is None else subgraphs
         self._writes: dict[int, frozenset[str]] = {}
         self._reads: dict[int, frozenset[str] | None] = {}
         self.input_keys: frozenset[str] = frozenset()
@@ -122,19 +126,19 @@ class FlowGraphBuilder:
         """
         fingerprint = child.fingerprint()
         key = (
+            id(child),
             ctx.keys,
             ctx.tree_keys if self.reads(child) is None else None,
             ctx.in_loop,
             tuple(sorted(ctx.extra)),
         )
-        cache: dict[Any, Any] = child._runtime_cache.setdefault("graphs", {})
-        hit = cache.get(key)
+        hit = self._subgraphs.get(key)
         if hit is not None and hit[0] == fingerprint:
             return hit[2]  # type: ignore[no-any-return]
         graph = strategy_for(child).build_graph(child, ctx)
         compiled = graph.compile(checkpointer=None, name=child.name)
         # the agents are kept with the fingerprint so their identities stay unique while cached
-        cache[key] = (fingerprint, list(child.walk()), compiled)
+        self._subgraphs[key] = (fingerprint, list(child.walk()), compiled)
         return compiled
 
     child_node = subagent_node

@@ -6,6 +6,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
 from graphflow.exceptions import GraphflowConfigError
 
 if TYPE_CHECKING:
@@ -118,6 +120,12 @@ def draw(
         ImportError: dot/svg/png without the `graphviz` package (`graphflow-agents[viz]`).
     """
     render = _renderer(format)
+    if thread_id is not None and not isinstance(checkpointer, BaseCheckpointSaver):
+        # the runtime finds the run's store (a URL, or the agent's default) for reading, without
+        # remembering or creating it, and draws through here again with its saver
+        return agent.draw(
+            format, xray=xray, dataflow=dataflow, thread_id=thread_id, checkpointer=checkpointer
+        )
     drawing = build_drawing(
         agent, xray=xray, dataflow=dataflow, thread_id=thread_id, checkpointer=checkpointer
     )

@@ -12,12 +12,16 @@ import ast
 import json
 import re
 from collections.abc import Iterable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
+from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from graphflow.agents import Agent, FunctionAgent, LlmRoutingAgent, LoopAgent
+from graphflow.checkpoint.serde import schema_types
+from graphflow.checkpoint.urls import reading_checkpointer
 from graphflow.exceptions import RunNotFoundError
 from graphflow.state import AGENT_STATUS, LOOP_ITERATION, MESSAGES, ROUTE_ERRORS, ROUTES
 from graphflow.tools.approval import APPROVAL_REQUEST
@@ -56,7 +60,8 @@ def run_overlay(root: Agent, thread_id: str, checkpointer: Any) -> dict[str, Age
     active: dict[str, _Path] = {}
     _walk(root, root, snapshot, statuses, active)
     finished = not snapshot.next and not snapshot.tasks
-    counts = _count(root, root.compile(checkpointer).checkpointer, thread_id)
+    with _reading(root, checkpointer) as saver:
+        counts = _count(root, saver, thread_id)
     runs: dict[str, AgentRun] = {}
     for agent in root.walk():
         if agent.name in active:
@@ -74,6 +79,17 @@ def run_overlay(root: Agent, thread_id: str, checkpointer: Any) -> dict[str, Age
             status, detail = "not_reached", ""
         runs[agent.name] = _with_counts(agent, status, detail, counts.get(agent.name))
     return runs
+
+
+def _reading(root: Agent, checkpointer: Any) -> AbstractContextManager[Any]:
+    """The saver to count with.
+
+    The one given (what `agent.draw` passes), a URL's opened for reading (never created), or
+    none (the agent's default store is known to the runtime only).
+    """
+    if isinstance(checkpointer, str):
+        return reading_checkpointer(checkpointer, allowed_types=schema_types(root.walk()))
+    return nullcontext(checkpointer if isinstance(checkpointer, BaseCheckpointSaver) else None)
 
 
 def _with_counts(agent: Agent, status: RunStatus, detail: str, counts: _Counts | None) -> AgentRun:

@@ -34,7 +34,7 @@ def owner_of(root: Agent, segments: list[str]) -> tuple[Agent, list[str]]:
 
 def add_xray(canvas: Canvas, root: Agent, xray: bool | int) -> None:
     """Add LangGraph's nodes and edges (`get_graph(xray=...)`) as `xray` nodes and edges."""
-    graph = root.compile(False).get_graph(xray=xray)
+    graph = root.compile(False).graph.get_graph(xray=xray)
     mapped: dict[str, str] = {}
     for lg_id in graph.nodes:
         owner, rest = owner_of(root, lg_id.split(":"))

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
-from graphflow import ReactAgent, SequentialAgent
+from graphflow import CompiledAgent, ReactAgent, SequentialAgent
+from graphflow.runtime.graphs import SUBGRAPHS
 from graphflow.testing import ScriptedChatModel
 
 
 def _graphs(agent: ReactAgent) -> list[object]:
-    return [entry[2] for entry in agent._runtime_cache.get("graphs", {}).values()]
+    """The compiled sub-agent graphs of `agent` the runtime keeps, current spec only."""
+    fingerprint = agent.fingerprint()
+    return [
+        entry[2]
+        for key in list(SUBGRAPHS)
+        if key[0] == id(agent) and (entry := SUBGRAPHS[key])[0] == fingerprint
+    ]
 
 
 def _tree() -> tuple[SequentialAgent, ReactAgent, ReactAgent]:
@@ -20,7 +27,9 @@ def _tree() -> tuple[SequentialAgent, ReactAgent, ReactAgent]:
 def test_compile_is_cached_until_the_tree_changes() -> None:
     root, _, b = _tree()
     first = root.compile()
+    assert isinstance(first, CompiledAgent)
     assert root.compile() is first
+    assert root.compile().graph is first.graph
     b.instruction = "B2 {ao}"  # a sub-agent's field
     assert root.compile() is not first
 

@@ -165,7 +165,7 @@ def test_xray_graph_shows_nested_agent_nodes():
     researcher = _agent("researcher", output_key="research_data")
     writer = _agent("writer", output_key="draft")
     pipeline = SequentialAgent(name="pipeline", sub_agents=[researcher, writer])
-    ids = set(pipeline.compile().get_graph(xray=True).nodes)
+    ids = set(pipeline.compile().graph.get_graph(xray=True).nodes)
     for agent in ("researcher", "writer"):
         # a sub-agent's instruction is sent with its input: no prepare step of its own
         for inner in ("model", "tools"):

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-import graphflow.runtime.runner as runner
+import graphflow.runtime.compiled as runner
 from graphflow import LoopAgent, ReactAgent, output_contains
 from graphflow.state import EXIT_LOOP
 from graphflow.testing import ScriptedChatModel

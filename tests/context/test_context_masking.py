@@ -163,7 +163,7 @@ def test_originals_go_to_the_runs_store():
     store = InMemoryStore()
     model = ScriptedChatModel(fn=searching(4))
     agent = _agent(model, HybridContext(ObservationMasking(keep_last=2)))
-    graph = agent.compile(store=store)
+    graph = agent.compile(store=store).graph
     graph.invoke({"messages": [HumanMessage("go")]}, {"configurable": {"thread_id": "s1"}})
     items = store.search(("graphflow_context",), limit=100)
     assert sorted(i.key for i in items) == ["obs_1", "obs_2"]

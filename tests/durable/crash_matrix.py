@@ -242,7 +242,7 @@ def child_main(argv: Sequence[str]) -> int:
     from graphflow.checkpoint import run_info
 
     info = run_info(
-        pipeline.compile(args.url), args.thread, agents=[a.name for a in pipeline.walk()]
+        pipeline.compile(args.url).graph, args.thread, agents=[a.name for a in pipeline.walk()]
     )
     Path(args.out).write_text(
         json.dumps(

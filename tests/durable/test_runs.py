@@ -201,7 +201,8 @@ def test_runs_without_a_checkpointer_sync_and_async() -> None:
     first = FunctionAgent(name="first", fn=lambda s: s["input"].upper(), output_key="upper")
     second = FunctionAgent(name="second", fn=lambda s: s["upper"] + "!", output_key="shout")
     pipeline = SequentialAgent(name="p", sub_agents=[first, second])
-    assert pipeline.compile(False).checkpointer is None
+    assert pipeline.compile(False).checkpointer is False
+    assert pipeline.compile(False).graph.checkpointer is None
     assert pipeline.invoke("hi", checkpointer=False)["shout"] == "HI!"
     assert asyncio.run(pipeline.ainvoke("yo", checkpointer=False))["shout"] == "YO!"
 
@@ -244,7 +245,9 @@ def test_ainvoke_per_asyncio_run_does_not_leak_savers(tmp_path):
     for i in range(5):
         asyncio.run(agent.ainvoke("x", thread_id=f"t{i}", checkpointer=url))
     # one compiled graph (no saver baked in); every call's connection closed with the call
-    assert len(agent._runtime_cache.get("compiled", {})) <= 1
+    from graphflow.runtime.graphs import _ROOTS
+
+    assert len([key for key in list(_ROOTS) if key[0] == id(agent)]) == 1
     assert threading.active_count() <= threads
     assert len(agent.runs(checkpointer=url)) == 6
 

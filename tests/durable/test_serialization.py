@@ -188,7 +188,7 @@ def test_loading_never_imports_or_calls_code(tmp_path):
     with pytest.raises(CheckpointTypeError, match="os.system"):
         fresh.invoke(None, thread_id="t", checkpointer=url)  # loads pending writes
         fresh.history("t", checkpointer=url, all_namespaces=True)
-        for tup in fresh.compile(url).checkpointer.list(None):
+        for tup in fresh.compile(url).graph.checkpointer.list(None):
             _ = tup.pending_writes
     assert not marker.exists()
 

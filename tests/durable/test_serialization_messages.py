@@ -72,7 +72,7 @@ def test_sqlite_url_roundtrip_in_a_fresh_agent(tmp_path):
     _assert_instruction_intact(result["messages"])
 
     fresh = _researcher(ScriptedChatModel(replies=[]))
-    graph = fresh.compile(url)
+    graph = fresh.compile(url).graph
     values = graph.get_state({"configurable": {"thread_id": "t1"}}).values
     _assert_instruction_intact(values["messages"])
     assert values["research_data"] == "facts"

@@ -109,7 +109,7 @@ def test_custom_strategy_runs_inside_sequential(registered: None) -> None:
     assert final_model.requests[0][-1].content == "Report on len=12 + len=9 + len=fn"
     assert result["report"] == "report done"
     assert result["agent_status"]["mapreduce"] == "completed"
-    nodes = set(seq.compile().get_graph(xray=True).nodes)
+    nodes = set(seq.compile().graph.get_graph(xray=True).nodes)
     assert "mapreduce:gf_reduce" in nodes and "mapreduce:m1:model" in nodes
 
 

@@ -85,7 +85,7 @@ def test_three_levels_deep_async() -> None:
 
 def test_xray_graph_shows_nested_node_ids() -> None:
     root, models = _tree()
-    nodes = set(root.compile().get_graph(xray=True).nodes)
+    nodes = set(root.compile().graph.get_graph(xray=True).nodes)
     assert "pipeline:polish:worker:model" in nodes
     assert "pipeline:polish:worker:tools" in nodes
     assert not any(n.startswith("pipeline:polish:gf_") for n in nodes)  # no bookkeeping nodes

@@ -202,7 +202,7 @@ def test_several_instances_of_one_class_get_their_own_nodes_in_the_drawing():
         name="solo", model=ScriptedChatModel(replies=["x"]), hooks=[Plain(), Plain()]
     )
     seq = SequentialAgent(name="outer", sub_agents=[agent], hooks=[Plain()])
-    ids = set(seq.compile(False).get_graph(xray=True).nodes)
+    ids = set(seq.compile(False).graph.get_graph(xray=True).nodes)
     assert {
         "before_agent.Plain",
         "after_agent.Plain",

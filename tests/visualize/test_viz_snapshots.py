@@ -116,7 +116,7 @@ def test_xray_keeps_every_level_six_deep() -> None:
     assert inline and owners == set(SIX_NAMES) - inline
     drafter = {n.label for n in drawing.nodes if n.kind == "xray" and n.owner == "drafter"}
     # what LangGraph reports for the depth-6 agent, grouped by its prefix
-    lg_ids = set(tree.compile(False).get_graph(xray=True).nodes)
+    lg_ids = set(tree.compile(False).graph.get_graph(xray=True).nodes)
     expected = {
         i.split(":")[-1]
         for i in lg_ids
