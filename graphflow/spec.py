@@ -49,6 +49,7 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from graphflow.agents import Agent  # the package imports every built-in kind (see `_kinds`)
+from graphflow.agents.base import kinds_with_field
 from graphflow.exceptions import AgentSpecError, GraphflowConfigError, GraphflowError
 
 __all__ = ("SpecError", "agent_from_spec", "agent_to_spec", "dump_spec", "load_spec", "spec_schema")
@@ -202,8 +203,11 @@ class _Builder:
             where = _join(path, str(key))
             if key not in fields:
                 known = ", ".join(sorted(fields))
+                owners = kinds_with_field(str(key))
+                elsewhere = f" (a field of {', '.join(owners)})" if owners else ""
                 raise self.error(
-                    f"{cls.__name__} has no field {key!r}; its fields are: kind, {known}", where
+                    f"{cls.__name__} has no field {key!r}{elsewhere}; its fields are: kind, {known}",
+                    where,
                 )
             values[key] = self.value(cls, key, raw, where)
         try:

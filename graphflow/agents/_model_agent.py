@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from pydantic import Field, field_validator
@@ -15,7 +15,17 @@ __all__ = ("ModelAgent",)
 
 
 class ModelAgent(Agent):
-    """Base of `ReactAgent` and `LlmRoutingAgent`."""
+    """Base of `ReactAgent` and `LlmRoutingAgent`: what only an agent that calls a model takes.
+
+    A flow (`SequentialAgent`, `ParallelAgent`, `LoopAgent`) or a `FunctionAgent` given one of
+    these fields is an `AgentSpecError` naming the field and the kinds that take it (as ADK puts
+    them on `LlmAgent`, not on `BaseAgent`).
+    """
+
+    include_contents: Literal["default", "none"] = "default"
+    """`default`: the agent sees the parent conversation; `none`: only its instruction."""
+    return_reasoning_contents: bool = False
+    """Hand every message the agent produced back to the parent, not only its final answer."""
 
     model: BaseChatModel | str
     """A LangChain chat model, or `"openai:<model>"` / `"<provider>:<model>"` (configured by

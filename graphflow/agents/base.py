@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from graphflow.checkpoint.runs import CheckpointInfo, RunInfo
     from graphflow.runtime.compiled import CompiledAgent
 
-__all__ = ("Agent", "AgentInput", "check_identifier")
+__all__ = ("Agent", "AgentInput", "check_identifier", "kinds_with_field")
 
 AgentInput = str | BaseMessage | Sequence[BaseMessage] | dict[str, Any] | Command | None
 Durability = Literal["sync", "async", "exit"]
@@ -66,6 +66,41 @@ def check_identifier(value: str, what: str) -> str:
     return value
 
 
+def _kinds(base: type[Agent]) -> Iterator[type[Agent]]:
+    """Every agent kind defined so far (bases in private modules, like `ModelAgent`, left out)."""
+    for kind in base.__subclasses__():
+        if "._" not in kind.__module__:
+            yield kind
+        yield from _kinds(kind)
+
+
+def kinds_with_field(field: str) -> list[str]:
+    """The names of the agent kinds (defined so far) that take `field`, sorted."""
+    return sorted({k.__name__ for k in _kinds(Agent) if field in k.model_fields})
+
+
+def _not_its_field(kind: type[Agent], data: Mapping[str, Any], field: str) -> AgentSpecError | None:
+    """The error for a field another kind of agent has (None when no kind has it).
+
+    `include_contents` on a `SequentialAgent` is not a typo but a field of the agents that call
+    a model: the message says which kinds take it instead of pydantic's "extra inputs".
+    """
+    owners = kinds_with_field(field)
+    if not owners:
+        return None
+    name = data.get("name")
+    who = f"{kind.__name__} `{name}`" if isinstance(name, str) and name else kind.__name__
+    message = (
+        f"`{field}` does not apply to a {kind.__name__}; it is a field of "
+        f"{', '.join(owners)} — set it on the agent it is meant for"
+    )
+    return AgentSpecError(
+        f"{who}: {field}: {message}",
+        agent=name if isinstance(name, str) else None,
+        fields=[(field, message)],
+    )
+
+
 class Agent(BaseModel):
     """Base of every agent spec. Subclasses add what their kind needs.
 
@@ -87,10 +122,6 @@ class Agent(BaseModel):
     """State key that receives the agent's result (final text or structured object)."""
     instruction: str | None = None
     """Template rendered from state into an instruction message: `{key}`, `{key?}`, `{{`, `}}`."""
-    include_contents: Literal["default", "none"] = "default"
-    """`default`: the agent sees the parent conversation; `none`: only its instruction."""
-    return_reasoning_contents: bool = False
-    """Hand every message the agent produced back to the parent, not only its final answer."""
     hooks: list[Hook] = Field(default_factory=list)
     """Agent, model and tool hooks, run in list order (after-hooks in reverse)."""
     input_keys: list[str] = Field(default_factory=list)
@@ -128,6 +159,9 @@ class Agent(BaseModel):
         return value
 
     def __init__(self, /, **data: Any) -> None:
+        misplaced = next((k for k in data if k not in type(self).model_fields), None)
+        if misplaced is not None and (error := _not_its_field(type(self), data, misplaced)):
+            raise error
         # parse first, so a malformed template raises InstructionTemplateError itself (inside
         # pydantic validation it would be wrapped in a ValidationError)
         if isinstance(data.get("instruction"), str):
@@ -156,6 +190,13 @@ class Agent(BaseModel):
         return copy
 
     def __setattr__(self, name: str, value: Any) -> None:
+        if not name.startswith("_") and name not in type(self).model_fields:
+            error = _not_its_field(type(self), {"name": self.name}, name)
+            raise error or AgentSpecError(
+                f"{type(self).__name__} `{self.name}`: {name}: no such field",
+                agent=self.name,
+                fields=[(name, "no such field")],
+            )
         try:
             super().__setattr__(name, value)
         except ValidationError as exc:

@@ -56,9 +56,10 @@ def common_details(agent: Agent) -> dict[str, Any]:
         details["output_key"] = agent.output_key
     if agent.input_keys:
         details["input_keys"] = list(agent.input_keys)
-    if agent.include_contents != "default":
-        details["include_contents"] = agent.include_contents
-    if agent.return_reasoning_contents:
+    # (fields of the agents that call a model: a flow has neither)
+    if getattr(agent, "include_contents", "default") != "default":
+        details["include_contents"] = agent.include_contents  # type: ignore[attr-defined]
+    if getattr(agent, "return_reasoning_contents", False):
         details["return_reasoning_contents"] = True
     if agent.hooks:
         details["hooks"] = [
