@@ -220,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
                     graph = (
                         lg_graph
                         if who == "langgraph"
-                        else agent.compile(checkpointer=gf_store)  # the saver graphflow used
+                        else agent.compile(checkpointer=gf_store).graph  # the saver graphflow used
                     )
                     count = _count_memory(graph, last[who])
                 if store == "none":

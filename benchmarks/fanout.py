@@ -50,7 +50,7 @@ def graphflow_fanout(branches: int) -> Any:
         )
         for i in range(branches)
     ]
-    return ParallelAgent(name="fan", sub_agents=agents).compile(checkpointer=False)
+    return ParallelAgent(name="fan", sub_agents=agents).compile(checkpointer=False).graph
 
 
 def langgraph_fanout(branches: int, *, sync: bool) -> Any:

@@ -17,4 +17,4 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from competitive_analysis import pipeline  # noqa: E402
 
-graph = pipeline.compile(checkpointer=False)
+graph = pipeline.compile(checkpointer=False).graph  # the LangGraph CompiledStateGraph
