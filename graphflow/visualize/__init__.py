@@ -15,9 +15,9 @@ from graphflow.visualize.context import DrawContext, DrawingStrategy, Ports
 from graphflow.visualize.formats import (
     Format,
     format_for_path,
-    formats,
     get_format,
     register_format,
+    registered_formats,
 )
 from graphflow.visualize.model import (
     SCHEMA_VERSION,
@@ -45,7 +45,7 @@ __all__ = (
     "draw",
     "draw_to",
     "format_for_path",
-    "formats",
+    "registered_formats",
     "get_format",
     "register_format",
 )
@@ -55,7 +55,7 @@ def __getattr__(name: str) -> Any:
     # FORMATS (names) and SUFFIXES (suffix -> name) are read from the registry when asked, so
     # they include formats registered later
     if name == "FORMATS":
-        return tuple(formats())
+        return tuple(registered_formats())
     if name == "SUFFIXES":
-        return {s: f.name for f in formats().values() for s in f.suffixes}
+        return {s: f.name for f in registered_formats().values() for s in f.suffixes}
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -31,7 +31,7 @@ __all__ = (
     "Format",
     "format_for_path",
     "format_help",
-    "formats",
+    "registered_formats",
     "get_format",
     "register_format",
 )
@@ -129,7 +129,7 @@ def register_format(
     return fmt
 
 
-def formats() -> Mapping[str, Format]:
+def registered_formats() -> Mapping[str, Format]:
     """Every registered format by name, in registration order (read-only view)."""
     return MappingProxyType(_FORMATS)
 
