@@ -193,13 +193,12 @@ def _invocations(root: Agent, saver: Any, thread_id: str) -> dict[str, list[list
     by_ns: dict[str, list[Any]] = {}
     for tup in saver.list({"configurable": {"thread_id": thread_id}}):
         ns = str(tup.config["configurable"].get("checkpoint_ns", ""))
-        if ns:
-            by_ns.setdefault(ns, []).append(tup)
+        by_ns.setdefault(ns, []).append(tup)
     out: dict[str, list[list[Any]]] = {}
     for ns, tuples in by_ns.items():
-        names = [segment.split(":", 1)[0] for segment in ns.split("|")]
+        names = [segment.split(":", 1)[0] for segment in ns.split("|")] if ns else []
         agent, rest = owner_of(root, names)
-        if rest or agent is root:
+        if rest or (agent is root and ns):
             continue  # a namespace of something else (e.g. an agent running as a tool)
         tuples.sort(key=lambda t: str(t.config["configurable"].get("checkpoint_id", "")))
         out.setdefault(agent.name, []).append(tuples)
