@@ -30,6 +30,8 @@ from graphflow.exceptions import (
     GraphflowError,
     RunStateError,
 )
+from graphflow.strategies.registry import output_key
+from graphflow.visualize.formats import format_help
 
 __all__ = ("CliError", "console", "load_agent", "main")
 
@@ -177,7 +179,7 @@ def _parse_input(text: str) -> Any:
 def _outputs(agent: Agent, state: Any) -> dict[str, Any]:
     """What the agents wrote, in tree order (the whole public state when they wrote nothing)."""
     values = dict(state)
-    keys = [getattr(a, "merged_key", None) or a.output_key for a in agent.walk()]
+    keys = [output_key(a) for a in agent.walk()]
     shown = {k: values[k] for k in keys if k and k in values}
     return shown or {
         k: v
@@ -469,7 +471,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
         status = statuses.get(sub.name, "not run")
         if sub.name == info.agent and info.status != "done":
             status = info.status  # the innermost agent the run is in (or stopped in)
-        key = getattr(sub, "merged_key", None) or sub.output_key
+        key = output_key(sub)
         output = f"  {key} = {_clip(values.get(key))}" if key and key in values else ""
         print(f"  {sub.name:<20} {status:<14}{output}".rstrip())
     if info.error:
@@ -578,7 +580,7 @@ def _parser() -> argparse.ArgumentParser:
         "-f",
         "--format",
         default=None,
-        help="mermaid (default), dot, plantuml, ascii, json, html, svg, png",
+        help=format_help(),
     )
     draw.add_argument(
         "-o", "--output", default=None, help="write to this file; its suffix picks the format"

@@ -27,21 +27,17 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, Tool
 
 from graphflow import events as ev
 from graphflow.agents.base import Agent
-from graphflow.agents.function import FunctionAgent
-from graphflow.agents.loop import LoopAgent
-from graphflow.agents.parallel import ParallelAgent
-from graphflow.agents.routing import LlmRoutingAgent
 from graphflow.context.tokens import count_tokens
 from graphflow.hooks._runner import HOOK_FIRED
 from graphflow.state import (
     AGENT_STATUS,
-    LOOP_ITERATION,
     MESSAGES,
     MODEL_NODE,
     TOOL_CALL,
     TOOLS_NODE,
     is_private,
 )
+from graphflow.strategies.registry import strategy_for
 
 __all__ = (
     "STREAM_MODES",
@@ -93,11 +89,6 @@ class _Task:
     frame: _Frame
     detail: Any = None
     ns: tuple[str, ...] = ()
-
-
-def _output_key(agent: Agent) -> str | None:
-    merged = getattr(agent, "merged_key", None)
-    return merged if isinstance(merged, str) else agent.output_key
 
 
 def _last_ai(messages: Any) -> AIMessage | None:
@@ -169,12 +160,14 @@ class EventTranslator:
         return self._frames[()]
 
     def _custom_frame(self, ns: tuple[str, ...]) -> _Frame:
-        # a FunctionAgent without hooks runs inline, as a node of its parent: what it writes
-        # arrives in the parent's namespace while it is the one function agent running there
+        # an agent that may run inline (a FunctionAgent without hooks) is a node of its parent:
+        # what it writes arrives in the parent's namespace while it is the one such agent there
         inline = [
             t.frame
             for t in self._tasks.values()
-            if t.kind == "agent" and t.ns == ns and isinstance(t.frame.agent, FunctionAgent)
+            if t.kind == "agent"
+            and t.ns == ns
+            and strategy_for(t.frame.agent).runs_inline(t.frame.agent)
         ]
         return inline[0] if len(inline) == 1 else self._frame(ns)
 
@@ -241,15 +234,14 @@ class EventTranslator:
         frame = self._frame(ns)
         name, task_id = str(chunk["name"]), str(chunk["id"])
         payload = chunk.get("input")
-        child = next((a for a in frame.agent.sub_agents_list if a.name == name), None)
+        strategy = strategy_for(frame.agent)
+        child = next((a for a in strategy.children(frame.agent) if a.name == name), None)
         if child is not None:
-            iteration = frame.iteration
-            if isinstance(frame.agent, LoopAgent) and isinstance(payload, Mapping):
-                iteration = payload.get(LOOP_ITERATION, iteration)
-            parallel = isinstance(frame.agent, ParallelAgent) or (
-                isinstance(frame.agent, LlmRoutingAgent) and frame.agent.multi
+            role = strategy.child_role(
+                frame.agent, child, payload if isinstance(payload, Mapping) else None
             )
-            branch = name if parallel else frame.branch
+            branch = frame.branch if role.branch is None else role.branch
+            iteration = frame.iteration if role.iteration is None else role.iteration
             sub = _Frame(child, (*frame.path, name), branch, iteration, parent=frame)
             self._frames[(*ns, f"{name}:{task_id}")] = sub
             self._tasks[task_id] = _Task("agent", sub, ns=ns)
@@ -307,7 +299,7 @@ class EventTranslator:
         return [self._make(ev.HookFired, task.frame, hook=hook, phase=phase)]
 
     def _agent_finished(self, frame: _Frame, result: Mapping[str, Any]) -> ev.Event:
-        key = _output_key(frame.agent)
+        key = strategy_for(frame.agent).output_key(frame.agent)
         status = (result.get(AGENT_STATUS) or {}).get(frame.agent.name, "completed")
         duration = time.monotonic() - frame.started
         self._durations[frame.path] = self._durations.get(frame.path, 0.0) + duration

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.messages import AIMessage, BaseMessage
 
 from graphflow.state import build_state_schema
+from graphflow.strategies.kind import KindDescription
 
 if TYPE_CHECKING:
     from langgraph.graph import StateGraph
@@ -58,12 +59,14 @@ class BuildContext:
         )
 
 
-class FlowGraphBuildingStrategy(ABC):
+class FlowGraphBuildingStrategy(KindDescription, ABC):
     """Turns one kind of agent into a `StateGraph` running on the tree's shared state.
 
     Only `build_graph` is required. The other methods describe the agent to the builder (what it
     writes and reads, where its result is) and how its subgraph exchanges state with its parent;
-    their defaults fit most agents. Register a strategy for your own agent class with
+    their defaults fit most agents. What graphflow asks a kind beyond building it (children,
+    drawing, details, event roles, run counts) comes from `KindDescription`
+    (`graphflow.strategies.kind`). Register a strategy for your own agent class with
     `register_strategy(MyAgent, MyStrategy())`.
     """
 
@@ -73,10 +76,6 @@ class FlowGraphBuildingStrategy(ABC):
     @abstractmethod
     def build_graph(self, agent: Agent, ctx: BuildContext) -> StateGraph:
         """Build the agent's uncompiled graph on `ctx.schema()`."""
-
-    def children(self, agent: Agent) -> list[Agent]:
-        """Sub-agents whose graphs are nested in this one."""
-        return agent.sub_agents_list
 
     def own_writes(self, agent: Agent) -> set[str]:
         """State keys this agent writes itself (not counting sub-agents)."""
@@ -94,8 +93,11 @@ class FlowGraphBuildingStrategy(ABC):
         return None
 
     def result_key(self, agent: Agent) -> str | None:
-        """The key holding this agent's result, for parents that collect results."""
-        return agent.output_key
+        """The key holding this agent's result, for parents that collect results.
+
+        Default: `output_key(agent)`, the key it writes its own result to.
+        """
+        return self.output_key(agent)
 
     def check_dataflow(
         self, agent: Agent, available: frozenset[str], ctx: BuildContext

@@ -44,12 +44,24 @@ class FlowGraphBuilder:
         Raises:
             GraphflowConfigError: duplicate names or keys, unknown placeholders, a cycle, ...
         """
+        ctx = self.validate(root)
+        return strategy_for(root).build_graph(root, ctx)
+
+    def validate(self, root: Agent) -> BuildContext:
+        """Check the tree as a run would, without building it; returns the root's context.
+
+        Drawing a tree runs this too, so a tree that cannot run is not drawn as if it could.
+
+        Raises:
+            GraphflowConfigError: duplicate names or keys, unknown placeholders, a cycle, an
+                agent class without a registered strategy, ...
+        """
         validation.check_structure(root)
         self.input_keys = frozenset({INPUT} | {k for a in root.walk() for k in a.input_keys})
         keys = frozenset(self.writes(root)) | self.input_keys
         ctx = BuildContext(builder=self, keys=keys, tree_keys=keys, path=(root.name,), is_root=True)
         validation.validate_tree(self, root, ctx)
-        return strategy_for(root).build_graph(root, ctx)
+        return ctx
 
     # -- tree facts -----------------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import inspect
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import StateGraph
@@ -21,6 +21,12 @@ from graphflow.state import AGENT_STATUS, RUN_NODE
 from graphflow.strategies._agent_hooks import HookChain, guarded
 from graphflow.strategies._storable import ensure_storable
 from graphflow.strategies.base import BuildContext, FlowGraphBuildingStrategy
+from graphflow.strategies.kind import Ports, RunCounts, callable_name, card_label
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from graphflow.visualize.context import DrawContext
 
 __all__ = ("FunctionStrategy",)
 
@@ -35,6 +41,26 @@ class FunctionStrategy(FlowGraphBuildingStrategy):
     @override
     def inline(self, agent: Any, ctx: BuildContext) -> tuple[Any, Any] | None:
         return self._bodies(agent)
+
+    @override
+    def runs_inline(self, agent: Any) -> bool:
+        return True
+
+    @override
+    def details(self, agent: Any) -> dict[str, Any]:
+        details: dict[str, Any] = {"fn": callable_name(agent.fn)}
+        if agent.writes:
+            details["writes"] = list(agent.writes)
+        return details
+
+    @override
+    def draw(self, agent: Any, ctx: DrawContext) -> Ports:
+        card = ctx.card(card_label(agent, f"{ctx.kind} · {ctx.details.get('fn')}"))
+        return Ports(entry=card, exit=card)
+
+    @override
+    def read_run(self, agent: Any, invocations: Sequence[Sequence[Any]]) -> RunCounts:
+        return RunCounts()  # a function makes no model or tool calls of its own
 
     def _bodies(self, agent: Any) -> tuple[Any, Any]:
         fn = agent.fn

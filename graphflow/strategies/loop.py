@@ -12,9 +12,9 @@ turn's writer as feedback).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langgraph.graph import StateGraph
 from typing_extensions import override
@@ -23,9 +23,41 @@ from graphflow.exceptions import AgentRunError
 from graphflow.state import AGENT_STATUS, EXIT_LOOP, LOOP_ITERATION, MESSAGES, merge_dicts
 from graphflow.strategies._agent_hooks import HookChain
 from graphflow.strategies.base import BuildContext
+from graphflow.strategies.kind import ChildRole, Ports, RunCounts, callable_name
+from graphflow.strategies.registry import strategy_for
 from graphflow.strategies.sequential import SequentialStrategy, chain
+from graphflow.tools.exit_loop import is_exit_loop
 
-__all__ = ("LoopStrategy",)
+if TYPE_CHECKING:
+    from graphflow.agents.base import Agent
+    from graphflow.visualize.context import DrawContext
+
+__all__ = ("LoopStrategy", "has_exit_loop", "loop_ends")
+
+
+def has_exit_loop(agent: Agent) -> bool:
+    """Whether an agent of the loop's body (not inside a nested loop) has the `exit_loop` tool."""
+
+    def search(node: Agent) -> bool:
+        strategy = strategy_for(node)
+        if any(is_exit_loop(t) for t in strategy.tools(node)):
+            return True
+        return any(search(c) for c in strategy.children(node) if not _is_loop(c))
+
+    return any(search(c) for c in strategy_for(agent).children(agent) if not _is_loop(c))
+
+
+def _is_loop(agent: Agent) -> bool:
+    return strategy_for(agent).consumes_exit_loop
+
+
+def loop_ends(details: Mapping[str, Any]) -> list[str]:
+    """What ends a loop, from its details: `until=<predicate>`, `exit_loop`, `≤ N passes`."""
+    ends = [f"until={details['until']}"] if details.get("until") else []
+    if details.get("exit_loop"):
+        ends.append("exit_loop")
+    ends.append(f"≤ {details.get('max_iterations')} passes")
+    return ends
 
 
 def _preview(state: Mapping[str, Any], update: Mapping[str, Any]) -> dict[str, Any]:
@@ -42,6 +74,35 @@ class LoopStrategy(SequentialStrategy):
     """Builds a `LoopAgent`'s graph: a repeated sequence (its result key is the sequence's)."""
 
     consumes_exit_loop = True
+
+    @override
+    def details(self, agent: Any) -> dict[str, Any]:
+        details: dict[str, Any] = {"max_iterations": agent.max_iterations}
+        if agent.until is not None:
+            details["until"] = callable_name(agent.until)
+        details["exit_loop"] = has_exit_loop(agent)
+        return details
+
+    @override
+    def draw(self, agent: Any, ctx: DrawContext) -> Ports:
+        ports = ctx.sequence(agent.sub_agents)
+        label = "repeat · " + "\nor ".join(loop_ends(ctx.details))
+        ctx.edge(ports.exit, ports.entry, kind="loop", label=label, style="bold")
+        return ports
+
+    @override
+    def child_role(self, agent: Any, child: Any, task_input: Mapping[str, Any] | None) -> ChildRole:
+        iteration = task_input.get(LOOP_ITERATION) if isinstance(task_input, Mapping) else None
+        return ChildRole(iteration=iteration)
+
+    @override
+    def read_run(self, agent: Any, invocations: Sequence[Sequence[Any]]) -> RunCounts:
+        total = 0
+        for tuples in invocations:  # one namespace per run of the loop (a loop in a loop)
+            values = [t.checkpoint.get("channel_values", {}) for t in tuples]
+            passes = [v[LOOP_ITERATION] for v in values if v.get(LOOP_ITERATION) is not None]
+            total += max(passes) + 1 if passes else 0
+        return RunCounts(loop_passes=total)
 
     @override
     def reads(self, agent: Any) -> set[str] | None:

@@ -11,7 +11,7 @@ declaration order at `gf_merge`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import StateGraph
@@ -22,6 +22,10 @@ from graphflow.state import AGENT_STATUS, HELD_MESSAGES, MERGE_NODE, MESSAGES, m
 from graphflow.strategies._agent_hooks import HookChain, guarded
 from graphflow.strategies._storable import ensure_storable
 from graphflow.strategies.base import BuildContext, FlowGraphBuildingStrategy
+from graphflow.strategies.kind import ChildRole, Ports, callable_name
+
+if TYPE_CHECKING:
+    from graphflow.visualize.context import DrawContext
 
 __all__ = ("ParallelStrategy", "merge_results", "release_held")
 
@@ -40,6 +44,10 @@ def release_held(state: Mapping[str, Any], names: list[str]) -> dict[str, Any]:
     if held:
         update[HELD_MESSAGES] = dict.fromkeys(held)
     return update
+
+
+def _merge_name(agent: Any) -> str:
+    return agent.merge if isinstance(agent.merge, str) else callable_name(agent.merge)
 
 
 def merge_results(merge: Any, results: dict[str, Any]) -> Any:
@@ -65,8 +73,34 @@ class ParallelStrategy(FlowGraphBuildingStrategy):
         return set(agent.input_keys)
 
     @override
-    def result_key(self, agent: Any) -> str | None:
+    def output_key(self, agent: Any) -> str | None:
         return agent.merged_key
+
+    @override
+    def details(self, agent: Any) -> dict[str, Any]:
+        details: dict[str, Any] = {"merge": _merge_name(agent)}
+        if agent.merged_key:
+            details["merge_output_key"] = agent.merged_key
+        details["max_concurrency"] = agent.max_concurrency
+        return details
+
+    @override
+    def draw(self, agent: Any, ctx: DrawContext) -> Ports:
+        bound = (
+            f"max_concurrency={agent.max_concurrency}" if agent.max_concurrency else "all at once"
+        )
+        fork = ctx.node("fork", f"fork · {bound}", kind="fork")
+        into = f" → {agent.merged_key}" if agent.merged_key else ""
+        join = ctx.node("join", f"join · merge={_merge_name(agent)}{into}", kind="join")
+        for branch in agent.sub_agents:
+            ports = ctx.child(branch)
+            ctx.edge(fork, ports.entry)
+            ctx.edge(ports.exit, join)
+        return Ports(entry=fork, exit=join)
+
+    @override
+    def child_role(self, agent: Any, child: Any, task_input: Mapping[str, Any] | None) -> ChildRole:
+        return ChildRole(branch=child.name)
 
     @override
     def invoke_config(self, agent: Any) -> dict[str, Any]:

@@ -11,7 +11,7 @@ its instruction message is sent with its input by the parent's node (or written 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from langchain_core.messages import BaseMessage, RemoveMessage
 from langgraph.graph import StateGraph
@@ -37,7 +37,13 @@ from graphflow.strategies._node import router
 from graphflow.strategies._react_model import ModelStep, route_after_model
 from graphflow.strategies._react_tools import ToolStep
 from graphflow.strategies.base import BuildContext, FlowGraphBuildingStrategy, final_answer
+from graphflow.strategies.kind import Ports, card_label, model_name
 from graphflow.tools.exit_loop import is_exit_loop
+
+if TYPE_CHECKING:
+    from langchain_core.tools import BaseTool
+
+    from graphflow.visualize.context import DrawContext
 
 __all__ = ("ReactStrategy",)
 
@@ -61,6 +67,31 @@ class ReactStrategy(FlowGraphBuildingStrategy):
                 "remove the tool or put the agent in a LoopAgent body"
             )
         return super().check_dataflow(agent, available, ctx)
+
+    @override
+    def tools(self, agent: Any) -> list[BaseTool]:
+        return list(agent.tool_objects())
+
+    @override
+    def details(self, agent: Any) -> dict[str, Any]:
+        details: dict[str, Any] = {
+            "model": model_name(agent.model),
+            "tools": [t.name for t in agent.tool_objects()],
+        }
+        if agent.system_prompt:
+            details["system_prompt"] = agent.system_prompt
+        details["max_iterations"] = agent.max_iterations
+        if agent.output_schema is not None:
+            details["output_schema"] = agent.output_schema.__name__
+        return details
+
+    @override
+    def draw(self, agent: Any, ctx: DrawContext) -> Ports:
+        tools = ctx.details.get("tools") or []
+        card = ctx.card(
+            card_label(agent, ctx.kind + (f" · tools: {', '.join(tools)}" if tools else ""))
+        )
+        return Ports(entry=card, exit=card)
 
     @override
     def hand_back(self, agent: Any, new_messages: list[BaseMessage]) -> list[BaseMessage]:

@@ -16,7 +16,14 @@ from graphflow.strategies.base import FlowGraphBuildingStrategy
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ("register_strategy", "registered", "strategy_for")
+__all__ = (
+    "kind_name",
+    "output_key",
+    "register_strategy",
+    "registered",
+    "registered_type",
+    "strategy_for",
+)
 
 _REGISTRY: dict[type[Agent], FlowGraphBuildingStrategy] = {}
 
@@ -37,10 +44,30 @@ def register_strategy(agent_type: type[Agent], strategy: FlowGraphBuildingStrate
 
 def strategy_for(agent: Agent) -> FlowGraphBuildingStrategy:
     """The registered strategy for `agent`'s type (the nearest registered base class)."""
+    return _registration(agent)[1]
+
+
+def registered_type(agent: Agent) -> type[Agent]:
+    """The class `agent`'s strategy is registered for (its own class or the nearest base)."""
+    return _registration(agent)[0]
+
+
+def kind_name(agent: Agent) -> str:
+    """`agent`'s kind as drawings name it (`react`, `loop`, `mapreduce`), asked of its strategy."""
+    agent_type, strategy = _registration(agent)
+    return strategy.kind_name(agent_type)
+
+
+def output_key(agent: Agent) -> str | None:
+    """The key `agent` writes its own result to, asked of its strategy (`graphflow show`)."""
+    return strategy_for(agent).output_key(agent)
+
+
+def _registration(agent: Agent) -> tuple[type[Agent], FlowGraphBuildingStrategy]:
     for klass in type(agent).__mro__:
         strategy = _REGISTRY.get(klass)
         if strategy is not None:
-            return strategy
+            return klass, strategy
     raise GraphflowConfigError(
         f"no strategy builds {type(agent).__name__} (agent {agent.name!r}); register one with "
         f"graphflow.register_strategy({type(agent).__name__}, YourStrategy())"

@@ -10,8 +10,8 @@ declaration order.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
@@ -39,7 +39,11 @@ from graphflow.state import (
 )
 from graphflow.strategies._agent_hooks import HookChain, guarded
 from graphflow.strategies.base import BuildContext, FlowGraphBuildingStrategy, input_reads
+from graphflow.strategies.kind import ChildRole, Ports, RunCounts, model_name
 from graphflow.strategies.parallel import release_held
+
+if TYPE_CHECKING:
+    from graphflow.visualize.context import DrawContext
 
 __all__ = ("RoutingStrategy", "query_message")
 
@@ -91,8 +95,68 @@ def _prompt(agent: Any) -> str:
     return f"You route requests to the agent best suited to handle them. Agents:\n{lines}\n{how}"
 
 
+def _decisions(invocations: Sequence[Sequence[Any]]) -> RunCounts:
+    """A router's model calls and latest choice, from its checkpoints.
+
+    Each attempt writes its choice (`ROUTES`) or, to be retried, the errors so far
+    (`ROUTE_ERRORS`); the empty values are resets, not calls. A last attempt that fails the run
+    writes nothing, so it is not counted. A router in a loop chooses again: the latest choice is
+    the one shown.
+    """
+    seen: set[str] = set()
+    calls, routes, routes_at = 0, [], ""
+    for tuples in invocations:
+        for tup in tuples:
+            for task, channel, value in tup.pending_writes or ():
+                if channel not in (ROUTES, ROUTE_ERRORS) or not value or task in seen:
+                    continue
+                seen.add(task)
+                calls += 1
+                at = str(tup.config["configurable"].get("checkpoint_id", ""))
+                if channel == ROUTES and at >= routes_at:
+                    routes, routes_at = list(value), at
+    return RunCounts(model_calls=calls, outcome="→ " + ", ".join(routes) if routes else "")
+
+
 class RoutingStrategy(FlowGraphBuildingStrategy):
     """Builds an `LlmRoutingAgent`'s graph."""
+
+    @override
+    def kind_name(self, agent_type: type[Any]) -> str:
+        return "routing"
+
+    @override
+    def details(self, agent: Any) -> dict[str, Any]:
+        return {
+            "model": model_name(agent.model),
+            "routes": [{"name": a.name, "description": a.description} for a in agent.sub_agents],
+            "fallback": agent.fallback,
+            "multi": agent.multi,
+            "max_retries": agent.max_retries,
+        }
+
+    @override
+    def draw(self, agent: Any, ctx: DrawContext) -> Ports:
+        how = "LLM picks routes" if agent.multi else "LLM picks a route"
+        decision = ctx.node("decide", f"{agent.name}?\n{how}", kind="decision")
+        join = ctx.node(
+            "join", "routed" + (f" → {agent.output_key}" if agent.output_key else ""), kind="join"
+        )
+        for route in agent.sub_agents:
+            ports = ctx.child(route)
+            ctx.edge(decision, ports.entry, kind="route", label=route.description or route.name)
+            if route.name == agent.fallback:
+                ctx.edge(decision, ports.entry, kind="fallback", label="fallback", style="dashed")
+            ctx.edge(ports.exit, join)
+        return Ports(entry=decision, exit=join, anchor=decision)
+
+    @override
+    def child_role(self, agent: Any, child: Any, task_input: Mapping[str, Any] | None) -> ChildRole:
+        return ChildRole(branch=child.name) if agent.multi else ChildRole()
+
+    @override
+    def read_run(self, agent: Any, invocations: Sequence[Sequence[Any]]) -> RunCounts:
+        return _decisions(invocations)
 
     @override
     def reads(self, agent: Any) -> set[str] | None:

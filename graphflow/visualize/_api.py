@@ -1,39 +1,19 @@
-"""`draw` / `draw_to`: an agent tree as text (mermaid, dot, plantuml, ascii, json, html) or an image."""
+"""`draw` / `draw_to`: an agent tree in any registered format (see `graphflow.visualize.formats`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from graphflow.exceptions import GraphflowConfigError
+from graphflow.visualize.formats import format_for_path, get_format
 
 if TYPE_CHECKING:
     from graphflow.agents.base import Agent
     from graphflow.visualize.model import Drawing
 
-__all__ = ("FORMATS", "SUFFIXES", "build_drawing", "draw", "draw_to", "format_for_path")
-
-FORMATS = ("mermaid", "dot", "plantuml", "ascii", "json", "html", "svg", "png")
-"""Every format `draw` knows; `svg` and `png` are bytes, the others text."""
-
-SUFFIXES = {
-    ".mmd": "mermaid",
-    ".mermaid": "mermaid",
-    ".dot": "dot",
-    ".gv": "dot",
-    ".puml": "plantuml",
-    ".plantuml": "plantuml",
-    ".txt": "ascii",
-    ".json": "json",
-    ".html": "html",
-    ".htm": "html",
-    ".svg": "svg",
-    ".png": "png",
-}
-"""File suffix -> format, for `draw_to` and `graphflow draw -o`."""
+__all__ = ("build_drawing", "draw", "draw_to")
 
 
 def build_drawing(
@@ -46,14 +26,23 @@ def build_drawing(
 ) -> Drawing:
     """The drawing model of `agent`'s tree (what every format renders).
 
+    The tree is validated first, as a run validates it: a tree that cannot run (an unknown
+    `{placeholder}`, duplicate names, an agent class without a strategy) is not drawn.
+
     Args:
         agent: the root of the tree.
         xray: also show each agent's LangGraph nodes (True: every level; an int: that depth).
         dataflow: show which agent writes each key and which instructions read it.
         thread_id: colour the drawing from this run's checkpoints.
         checkpointer: the checkpointer of that run (a saver or URL; default: the agent's).
+
+    Raises:
+        GraphflowConfigError: the tree is not valid (what is wrong and how to fix it).
     """
+    from graphflow.strategies.builder import FlowGraphBuilder
     from graphflow.visualize._canvas import Canvas
+
+    FlowGraphBuilder().validate(agent)
 
     canvas = Canvas()
     canvas.draw_agent(agent, parent=None)
@@ -72,36 +61,6 @@ def build_drawing(
     return canvas.freeze(agent.name, xray=xray, dataflow=dataflow, thread_id=thread_id)
 
 
-def _renderer(format: str) -> Callable[[Drawing], str | bytes]:
-    if format == "mermaid":
-        from graphflow.visualize.mermaid import render as mermaid
-
-        return mermaid
-    if format == "dot":
-        from graphflow.visualize.dot import render as dot
-
-        return dot
-    if format == "plantuml":
-        from graphflow.visualize.plantuml import render as plantuml
-
-        return plantuml
-    if format == "ascii":
-        from graphflow.visualize.ascii import render as ascii_tree
-
-        return ascii_tree
-    if format == "json":
-        return lambda drawing: drawing.to_json() + "\n"
-    if format == "html":
-        from graphflow.visualize.html import render as html
-
-        return html
-    if format in ("svg", "png"):
-        from graphflow.visualize.image import render_image
-
-        return lambda drawing: render_image(drawing, format)
-    raise GraphflowConfigError(f"draw: unknown format {format!r}; use one of {', '.join(FORMATS)}")
-
-
 def draw(
     agent: Agent,
     format: str = "mermaid",
@@ -111,15 +70,15 @@ def draw(
     thread_id: str | None = None,
     checkpointer: Any = None,
 ) -> str | bytes:
-    """Draw `agent`'s tree: text for mermaid/dot/plantuml/ascii/json/html, bytes for svg/png.
+    """Draw `agent`'s tree in a registered format: text (mermaid, dot, ...) or bytes (svg, png).
 
     Raises:
-        GraphflowConfigError: an unknown format.
+        GraphflowConfigError: an unknown format, or a tree that is not valid.
         RunNotFoundError: `thread_id` names no run in the checkpointer.
         RendererMissingError: svg/png without Graphviz's `dot` program.
         ImportError: dot/svg/png without the `graphviz` package (`graphflow-agents[viz]`).
     """
-    render = _renderer(format)
+    fmt = get_format(format)
     if thread_id is not None and not isinstance(checkpointer, BaseCheckpointSaver):
         # the runtime finds the run's store (a URL, or the agent's default) for reading, without
         # remembering or creating it, and draws through here again with its saver
@@ -129,18 +88,7 @@ def draw(
     drawing = build_drawing(
         agent, xray=xray, dataflow=dataflow, thread_id=thread_id, checkpointer=checkpointer
     )
-    return render(drawing)
-
-
-def format_for_path(path: str | Path) -> str:
-    """The format a file name asks for (`team.svg` → svg)."""
-    suffix = Path(path).suffix.lower()
-    if suffix not in SUFFIXES:
-        raise GraphflowConfigError(
-            f"draw_to: cannot tell the format of {str(path)!r} from its suffix {suffix!r}; use "
-            f"one of {', '.join(sorted(SUFFIXES))} or pass format="
-        )
-    return SUFFIXES[suffix]
+    return fmt.render(drawing)
 
 
 def draw_to(

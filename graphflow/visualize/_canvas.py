@@ -5,12 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from graphflow.agents import Agent, ReactAgent
+from graphflow.agents import Agent
 from graphflow.exceptions import GraphflowConfigError
 from graphflow.hooks.base import AgentHook
-from graphflow.strategies import strategy_for
-from graphflow.visualize._details import common_details, default_kind
-from graphflow.visualize._kinds import builtin, default_drawer
+from graphflow.strategies.registry import kind_name, strategy_for
+from graphflow.visualize._details import common_details
 from graphflow.visualize.context import DrawContext, Ports
 from graphflow.visualize.model import AgentBox, AgentRun, Drawing, Edge, Node
 
@@ -83,15 +82,16 @@ class Canvas:
         self._prefix[agent_id] = prefix
         if parent is not None and tool_of is None:
             self.agents[parent].children.append(agent_id)
-        drawer, kind = _drawer_for(agent)
-        ctx = DrawContext(self, agent, agent_id, kind)
-        drawn = drawer(agent, ctx)
+        strategy = strategy_for(agent)
+        ctx = DrawContext(self, agent, agent_id, kind_name(agent))
+        ctx.details.update(strategy.details(agent))
+        drawn = strategy.draw(agent, ctx)
         ports = Ports(entry=drawn.entry, exit=drawn.exit, anchor=drawn.anchor or drawn.entry)
         entry.kind, entry.title = ctx.kind, ctx.title()
         entry.details = {**common_details(agent), **ctx.details}
         ports = self._hooks(agent, agent_id, ports)
         entry.ports = ports
-        self._tool_agents(agent, agent_id, parent, ports)
+        self._tool_agents(strategy.tools(agent), agent_id, parent, ports)
         return ports
 
     def _hooks(self, agent: Agent, agent_id: str, ports: Ports) -> Ports:
@@ -118,11 +118,11 @@ class Canvas:
             self.add_edge(a, b, kind="flow")
         return Ports(entry=before[0], exit=after[-1], anchor=ports.anchor)
 
-    def _tool_agents(self, agent: Agent, agent_id: str, parent: str | None, ports: Ports) -> None:
+    def _tool_agents(
+        self, tools: list[Any], agent_id: str, parent: str | None, ports: Ports
+    ) -> None:
         """Agents used through `as_tool()` are drawn beside the agent that calls them."""
-        if not isinstance(agent, ReactAgent):
-            return
-        for tool in agent.tool_objects():
+        for tool in tools:
             inner = getattr(tool, "graphflow_agent", None)
             if not isinstance(inner, Agent):
                 continue
@@ -182,15 +182,3 @@ class Canvas:
             dataflow=dataflow,
             thread_id=thread_id,
         )
-
-
-def _drawer_for(agent: Agent) -> tuple[Any, str]:
-    """The strategy's own `draw` if it has one, else the built-in drawer, else the default."""
-    strategy = None
-    try:
-        strategy = strategy_for(agent)
-    except GraphflowConfigError:
-        strategy = None  # unregistered kind: compile() will say so; still draw what is declared
-    draw = getattr(strategy, "draw", None)
-    kind, drawer = builtin(agent) or (default_kind(agent), default_drawer)
-    return (draw if callable(draw) else drawer), kind

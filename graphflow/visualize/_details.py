@@ -1,41 +1,16 @@
-"""What the side panel and the labels say about an agent: its kind and settings, JSON-able."""
+"""What the side panel and the labels say about every agent: its common settings, JSON-able.
+
+A kind's own settings come from its strategy (`details`, see `graphflow.strategies.kind`).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from graphflow.agents import (
-    Agent,
-    FunctionAgent,
-    LlmRoutingAgent,
-    LoopAgent,
-    ParallelAgent,
-    ReactAgent,
-)
 from graphflow.hooks.base import AgentHook, ModelHook, ToolHook
 
-
-def default_kind(agent: Agent) -> str:
-    """A custom kind's name: its class name without `Agent`, lower case (`MapReduceAgent` → mapreduce)."""
-    name = type(agent).__name__
-    return (name[: -len("Agent")] if name.endswith("Agent") and name != "Agent" else name).lower()
-
-
-def callable_name(fn: Any) -> str:
-    """A stable, readable name for a function (never its address)."""
-    name = getattr(fn, "__name__", None) or type(fn).__name__
-    return str(name)
-
-
-def model_name(model: Any) -> str:
-    if isinstance(model, str):
-        return model
-    for attr in ("model_name", "model"):
-        value = getattr(model, attr, None)
-        if isinstance(value, str) and value:
-            return value
-    return type(model).__name__
+if TYPE_CHECKING:
+    from graphflow.agents import Agent
 
 
 def hook_kinds(hook: Any) -> list[str]:
@@ -48,6 +23,7 @@ def hook_kinds(hook: Any) -> list[str]:
 
 
 def common_details(agent: Agent) -> dict[str, Any]:
+    """The settings every agent has (instruction and its reads, keys, hooks), set ones only."""
     details: dict[str, Any] = {}
     if agent.instruction is not None:
         details["instruction"] = agent.instruction
@@ -69,66 +45,6 @@ def common_details(agent: Agent) -> dict[str, Any]:
     return details
 
 
-def builtin_details(agent: Agent, exit_loop_in_body: bool = False) -> dict[str, Any]:
-    """Settings of a built-in kind (common ones first)."""
-    details = common_details(agent)
-    if isinstance(agent, ReactAgent):
-        details["model"] = model_name(agent.model)
-        details["tools"] = [t.name for t in agent.tool_objects()]
-        if agent.system_prompt:
-            details["system_prompt"] = agent.system_prompt
-        details["max_iterations"] = agent.max_iterations
-        if agent.output_schema is not None:
-            details["output_schema"] = agent.output_schema.__name__
-    elif isinstance(agent, LoopAgent):
-        details["max_iterations"] = agent.max_iterations
-        if agent.until is not None:
-            details["until"] = callable_name(agent.until)
-        details["exit_loop"] = exit_loop_in_body
-    elif isinstance(agent, ParallelAgent):
-        merge = agent.merge if isinstance(agent.merge, str) else callable_name(agent.merge)
-        details["merge"] = merge
-        if agent.merged_key:
-            details["merge_output_key"] = agent.merged_key
-        details["max_concurrency"] = agent.max_concurrency
-    elif isinstance(agent, LlmRoutingAgent):
-        details["model"] = model_name(agent.model)
-        details["routes"] = [
-            {"name": a.name, "description": a.description} for a in agent.sub_agents
-        ]
-        details["fallback"] = agent.fallback
-        details["multi"] = agent.multi
-        details["max_retries"] = agent.max_retries
-    elif isinstance(agent, FunctionAgent):
-        details["fn"] = callable_name(agent.fn)
-        if agent.writes:
-            details["writes"] = list(agent.writes)
-    return details
-
-
 def title(name: str, kind: str, output_key: str | None) -> str:
+    """An agent's title: `name · kind` (and `→ output_key`)."""
     return f"{name} · {kind}" + (f" → {output_key}" if output_key else "")
-
-
-def card_label(agent: Agent, kind: str, details: dict[str, Any]) -> str:
-    """A leaf agent's card: name, kind line, output key."""
-    lines = [agent.name]
-    if kind == "react":
-        tools = details.get("tools") or []
-        lines.append("react" + (f" · tools: {', '.join(tools)}" if tools else ""))
-    elif kind == "function":
-        lines.append(f"function · {details.get('fn')}")
-    else:
-        lines.append(kind)
-    if agent.output_key:
-        lines.append(f"→ {agent.output_key}")
-    return "\n".join(lines)
-
-
-def loop_ends(details: Mapping[str, Any]) -> list[str]:
-    """What ends a loop, from its details: `until=<predicate>`, `exit_loop`, `≤ N passes`."""
-    ends = [f"until={details['until']}"] if details.get("until") else []
-    if details.get("exit_loop"):
-        ends.append("exit_loop")
-    ends.append(f"≤ {details.get('max_iterations')} passes")
-    return ends

@@ -3,7 +3,8 @@
 Sources (all public LangGraph / graphflow facts): the thread's `StateSnapshot` with
 `subgraphs=True` (pending tasks, their errors and interrupts, nested states), `agent_status` in
 state values, and the checkpointer's `list()` over every namespace (a sub-agent's namespace
-segment is `<agent name>:<task id>`) for per-agent counts.
+segment is `<agent name>:<task id>`) for per-agent counts, which each agent's strategy reads
+(`read_run`, see `graphflow.strategies.kind`).
 """
 
 from __future__ import annotations
@@ -13,17 +14,18 @@ import json
 import re
 from collections.abc import Iterable
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from graphflow.agents import Agent, FunctionAgent, LlmRoutingAgent, LoopAgent
+from graphflow.agents import Agent
 from graphflow.checkpoint.serde import schema_types
 from graphflow.checkpoint.urls import reading_checkpointer
 from graphflow.exceptions import RunNotFoundError
-from graphflow.state import AGENT_STATUS, LOOP_ITERATION, MESSAGES, ROUTE_ERRORS, ROUTES
+from graphflow.state import AGENT_STATUS
+from graphflow.strategies.kind import RunCounts
+from graphflow.strategies.registry import strategy_for
 from graphflow.tools.approval import APPROVAL_REQUEST
 from graphflow.visualize._xray import owner_of
 from graphflow.visualize.model import AgentRun, RunStatus
@@ -35,16 +37,6 @@ _DONE = {"completed", "until", "exit_loop", "max_iterations", "skipped"}
 class _Path:
     status: RunStatus
     detail: str = ""
-
-
-@dataclass(kw_only=True)
-class _Counts:
-    model_calls: int = 0
-    tool_calls: int = 0
-    loop_passes: int = 0
-    routes: list[str] = field(default_factory=list)
-    routes_at: str = ""  # checkpoint id of the latest choice (a router in a loop chooses again)
-    seen: set[str] = field(default_factory=set)
 
 
 def run_overlay(root: Agent, thread_id: str, checkpointer: Any) -> dict[str, AgentRun]:
@@ -61,7 +53,7 @@ def run_overlay(root: Agent, thread_id: str, checkpointer: Any) -> dict[str, Age
     _walk(root, root, snapshot, statuses, active)
     finished = not snapshot.next and not snapshot.tasks
     with _reading(root, checkpointer) as saver:
-        counts = _count(root, saver, thread_id)
+        invocations = _invocations(root, saver, thread_id)
     runs: dict[str, AgentRun] = {}
     for agent in root.walk():
         if agent.name in active:
@@ -77,7 +69,8 @@ def run_overlay(root: Agent, thread_id: str, checkpointer: Any) -> dict[str, Age
             status, detail = "done", "completed"
         else:
             status, detail = "not_reached", ""
-        runs[agent.name] = _with_counts(agent, status, detail, counts.get(agent.name))
+        read = strategy_for(agent).read_run(agent, invocations.get(agent.name, []))
+        runs[agent.name] = _with_counts(status, detail, read)
     return runs
 
 
@@ -92,19 +85,15 @@ def _reading(root: Agent, checkpointer: Any) -> AbstractContextManager[Any]:
     return nullcontext(checkpointer if isinstance(checkpointer, BaseCheckpointSaver) else None)
 
 
-def _with_counts(agent: Agent, status: RunStatus, detail: str, counts: _Counts | None) -> AgentRun:
-    counts = counts or _Counts()
-    leaf = not agent.sub_agents_list
-    router = isinstance(agent, LlmRoutingAgent)
-    calls_known = leaf and not isinstance(agent, FunctionAgent | LlmRoutingAgent)
-    if router and counts.routes and status == "done":
-        detail = "→ " + ", ".join(counts.routes)  # what it chose
+def _with_counts(status: RunStatus, detail: str, counts: RunCounts) -> AgentRun:
+    if counts.outcome and status == "done":
+        detail = counts.outcome  # what it did (a router: what it chose)
     return AgentRun(
         status=status,
         detail=detail,
-        model_calls=counts.model_calls if calls_known or router else None,
-        tool_calls=counts.tool_calls if calls_known else None,
-        loop_passes=counts.loop_passes if isinstance(agent, LoopAgent) else None,
+        model_calls=counts.model_calls,
+        tool_calls=counts.tool_calls,
+        loop_passes=counts.loop_passes,
     )
 
 
@@ -214,61 +203,20 @@ def _interrupts(task: Any) -> Iterable[str]:
             yield from _interrupts(sub)
 
 
-def _count(root: Agent, saver: Any, thread_id: str) -> dict[str, _Counts]:
-    """Per agent: model calls and tool calls (messages its namespaces produced), loop passes."""
+def _invocations(root: Agent, saver: Any, thread_id: str) -> dict[str, list[list[Any]]]:
+    """Per agent: the checkpoints of each namespace it ran in, in checkpoint order."""
     if saver is None:
         return {}
     by_ns: dict[str, list[Any]] = {}
     for tup in saver.list({"configurable": {"thread_id": thread_id}}):
         ns = str(tup.config["configurable"].get("checkpoint_ns", ""))
-        if ns:
-            by_ns.setdefault(ns, []).append(tup)
-    counts: dict[str, _Counts] = {}
+        by_ns.setdefault(ns, []).append(tup)
+    out: dict[str, list[list[Any]]] = {}
     for ns, tuples in by_ns.items():
-        names = [segment.split(":", 1)[0] for segment in ns.split("|")]
+        names = [segment.split(":", 1)[0] for segment in ns.split("|")] if ns else []
         agent, rest = owner_of(root, names)
-        if rest or agent is root:
+        if rest or (agent is root and ns):
             continue  # a namespace of something else (e.g. an agent running as a tool)
         tuples.sort(key=lambda t: str(t.config["configurable"].get("checkpoint_id", "")))
-        entry = counts.setdefault(agent.name, _Counts())
-        values = [t.checkpoint.get("channel_values", {}) for t in tuples]
-        if isinstance(agent, LoopAgent):
-            passes = [v[LOOP_ITERATION] for v in values if v.get(LOOP_ITERATION) is not None]
-            entry.loop_passes += max(passes) + 1 if passes else 0
-        if isinstance(agent, LlmRoutingAgent):
-            _count_decisions(entry, tuples)
-        if agent.sub_agents_list:
-            continue  # a flow's messages are its sub-agents' answers
-        # the messages the agent's own steps wrote, read from the steps' writes (so it holds
-        # however the conversation channel is stored); the writes saved with the `input`
-        # checkpoint are the conversation it was handed (earlier agents' answers), not its own
-        for tup in tuples:
-            if (tup.metadata or {}).get("source") == "input":
-                continue
-            for _task, channel, value in tup.pending_writes or ():
-                if channel != MESSAGES:
-                    continue
-                for message in value if isinstance(value, list) else [value]:
-                    if getattr(message, "id", None) in entry.seen:
-                        continue
-                    entry.seen.add(str(getattr(message, "id", None) or id(message)))
-                    if isinstance(message, AIMessage):
-                        entry.model_calls += 1
-                    elif isinstance(message, ToolMessage):
-                        entry.tool_calls += 1
-    return counts
-
-
-def _count_decisions(entry: _Counts, tuples: list[Any]) -> None:
-    """A router's model calls: each attempt writes its choice (`ROUTES`) or, to be retried, the
-    errors so far (`ROUTE_ERRORS`); the empty values are resets, not calls. A last attempt that
-    fails the run writes nothing, so it is not counted."""
-    for tup in tuples:
-        for task, channel, value in tup.pending_writes or ():
-            if channel not in (ROUTES, ROUTE_ERRORS) or not value or task in entry.seen:
-                continue
-            entry.seen.add(task)
-            entry.model_calls += 1
-            at = str(tup.config["configurable"].get("checkpoint_id", ""))
-            if channel == ROUTES and at >= entry.routes_at:
-                entry.routes, entry.routes_at = list(value), at
+        out.setdefault(agent.name, []).append(tuples)
+    return out

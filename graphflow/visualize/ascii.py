@@ -11,7 +11,7 @@ competitive_analysis · sequential
 
 from __future__ import annotations
 
-from graphflow.visualize._details import loop_ends
+from graphflow.strategies.loop import loop_ends
 from graphflow.visualize._style import run_text
 from graphflow.visualize.model import AgentBox, Drawing
 

@@ -1,7 +1,7 @@
-"""How an agent kind draws itself: `DrawContext`, `Ports`, and the optional strategy `draw` method.
+"""How an agent kind draws itself: `DrawContext`, `Ports`, and the strategy's `draw` method.
 
-Custom agent kinds (registered with `register_strategy`) may contribute their own drawing by
-giving their strategy a method
+Every kind — built-in or registered with `register_strategy` — is drawn by its strategy's
+`draw` method (`graphflow.strategies.kind.KindDescription.draw`); a custom kind overrides it:
 
 ```python
 def draw(self, agent: MyAgent, ctx: DrawContext) -> Ports:
@@ -14,19 +14,20 @@ def draw(self, agent: MyAgent, ctx: DrawContext) -> Ports:
     return Ports(entry=fork, exit=join)    # where arrows into / out of this agent attach
 ```
 
-Without it, an agent with sub-agents is drawn as a sequence of them (the strategy protocol's own
-default order) and an agent without sub-agents as a card. Either way the agent's kind is its class
-name without `Agent`, lower case (set `ctx.kind` to change it), its hooks are drawn around it, and
-its common settings (instruction, output_key, hooks) are in its details. The built-in kinds are
-drawn through this same context.
+The default draws an agent with sub-agents as a sequence of them (the strategy's `children`) and
+an agent without sub-agents as a card. Either way the agent's kind is the strategy's `kind_name`
+(by default its class name without `Agent`, lower case; set `ctx.kind` to change it), its hooks
+are drawn around it, and its details hold its common settings (instruction, output_key, hooks)
+and the strategy's `details(agent)` (in `ctx.details` when `draw` is called). The built-in kinds
+are drawn through this same context, by their own strategies.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from graphflow.exceptions import GraphflowConfigError
+from graphflow.strategies.kind import Ports
 from graphflow.visualize.model import EdgeKind, EdgeStyle, NodeKind
 
 if TYPE_CHECKING:
@@ -36,18 +37,6 @@ if TYPE_CHECKING:
     from graphflow.visualize._canvas import Canvas
 
 __all__ = ("DrawContext", "DrawingStrategy", "Ports")
-
-
-@dataclass(frozen=True, kw_only=True)
-class Ports:
-    """Where arrows attach to a drawn agent."""
-
-    entry: str
-    """Node id arrows into the agent point to."""
-    exit: str
-    """Node id arrows out of the agent start from."""
-    anchor: str | None = None
-    """Node that stands for the agent itself (default: `entry`)."""
 
 
 @runtime_checkable

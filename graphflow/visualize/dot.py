@@ -46,10 +46,14 @@ _EDGES: dict[str, dict[str, str]] = {
 }
 
 
-def _text(label: str) -> str:
+def _text(label: str) -> Any:
     # the graphviz package keeps backslash escapes for DOT: escape literal backslashes, then
-    # turn line breaks into DOT's centred `\n`
-    return label.replace("\\", "\\\\").replace("\n", "\\n")
+    # turn line breaks into DOT's centred `\n`. Graphviz reads character entities in every
+    # label (`&lt;` would show as `<`), so `&` is written as one; and `nohtml` keeps a label
+    # that looks like `<...>` a quoted string (else it is emitted bare, as an HTML-like label,
+    # and a route description like `<urgent>` breaks `dot`).
+    text = label.replace("\\", "\\\\").replace("\n", "\\n").replace("&", "&amp;")
+    return graphviz_module().nohtml(text) if text else text
 
 
 def graphviz_module() -> Any:

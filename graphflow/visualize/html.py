@@ -23,8 +23,9 @@ def _asset(name: str) -> str:
 def render(drawing: Drawing) -> str:
     """The drawing as one HTML page."""
     data = drawing.to_json(indent=None)
-    # inside <script>, "</" could close the element early
-    data = data.replace("</", "<\\/").replace("<!--", "<\\!--")
+    # inside <script>, "</script" ends the element and "<!--" changes how the rest is parsed:
+    # write <, > and & as \u escapes (the same JSON for JSON.parse)
+    data = data.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     title = html.escape(f"{drawing.root} · graphflow")
     return (
         _asset("viewer.html")

@@ -62,3 +62,31 @@ def test_xray_depth_and_no_blank_line(tmp_path: Path, capsys: pytest.CaptureFixt
     assert text.endswith("\n") and not text.endswith("\n\n")
     assert main(["draw", TARGET, "--xray-depth", "0"]) == 2
     assert "--xray-depth takes a whole number" in capsys.readouterr().err
+
+
+BROKEN_TEAM = """
+from graphflow import ReactAgent, SequentialAgent
+from graphflow.testing import ScriptedChatModel
+
+model = ScriptedChatModel(replies=["x"])
+team = SequentialAgent(
+    name="team",
+    sub_agents=[ReactAgent(name="writer", model=model, instruction="Write {nowhere}")],
+)
+"""
+
+
+def test_draw_refuses_a_tree_that_cannot_run(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    # drawing validates the tree as `graphflow run` does: an unknown placeholder is an error
+    (tmp_path / "broken_team.py").write_text(BROKEN_TEAM)
+    target = f"{tmp_path / 'broken_team.py'}:team"
+    assert main(["run", target, "go"]) == 2
+    run_err = capsys.readouterr().err
+    for fmt in ("mermaid", "json", "html"):
+        assert main(["draw", target, "-f", fmt]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        assert "{nowhere}" in captured.err and "DataflowError" in captured.err
+    assert "{nowhere}" in run_err
+    assert main(["draw", target, "-o", str(tmp_path / "team.svg")]) == 2
+    assert not (tmp_path / "team.svg").exists()

@@ -66,11 +66,13 @@ class Unregistered(Agent):
     pass
 
 
-def test_unregistered_kind_is_still_drawn() -> None:
-    drawing = build_drawing(Unregistered(name="mystery"))
-    assert drawing.agent("mystery").kind == "unregistered"
+def test_unregistered_kind_is_not_drawn_as_if_it_could_run() -> None:
+    # drawing validates the tree as a run does: a kind without a strategy cannot run
+    for fmt in ("mermaid", "json"):
+        with pytest.raises(GraphflowConfigError, match=r"register_strategy\(Unregistered"):
+            draw(Unregistered(name="mystery"), fmt)
     with pytest.raises(GraphflowConfigError, match="register_strategy"):
-        draw(Unregistered(name="mystery"), "mermaid", xray=True)  # xray needs a graph
+        build_drawing(SequentialAgent(name="seq", sub_agents=[Unregistered(name="inner")]))
 
 
 class _BadStrategy:

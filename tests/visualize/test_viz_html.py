@@ -179,7 +179,7 @@ def test_branches_side_by_side_in_declared_order(browser: Any, tmp_path: Path) -
     from graphflow import FunctionAgent, ParallelAgent, SequentialAgent
 
     def step(name: str) -> FunctionAgent:
-        return FunctionAgent(name=name, fn=lambda s: 1, output_key=name)
+        return FunctionAgent(name=name, fn=lambda s: 1, output_key=f"{name}_out")
 
     flow = SequentialAgent(name="flow", sub_agents=[step("first"), step("second")])
     par = ParallelAgent(name="par", sub_agents=[flow, step("solo"), step("last")])
