@@ -24,7 +24,7 @@ from graphflow.context.recall import RECALL_TOOL, recall_tool
 from graphflow.context.step import ContextStep, StepContext
 from graphflow.context.tokens import TokenCounter, token_counter
 from graphflow.context.windows import context_window
-from graphflow.exceptions import GraphflowConfigError
+from graphflow.exceptions import AgentRunError, GraphflowConfigError
 from graphflow.hooks.base import ModelRequest
 from graphflow.messages import MASK_MARK
 from graphflow.state import CONTEXT, MESSAGES
@@ -136,9 +136,9 @@ def prepare(
     )
     view = list(request.messages)
     for step in steps:
-        view = _checked(step, "restore", step.restore(list(view), context))
+        view = _checked(request, step, "restore", step.restore(list(view), context))
     for step in steps:
-        view = _checked(step, "apply", step.apply(list(view), context))
+        view = _checked(request, step, "apply", step.apply(list(view), context))
 
     view, repairs = repair_tool_pairs(view)
     masked_now = sum(1 for m in view if MASK_MARK in m.additional_kwargs)
@@ -191,13 +191,19 @@ def _window(request: ModelRequest, steps: Sequence[ContextStep], override: int |
     return context_window(request.model, override)
 
 
-def _checked(step: ContextStep, method: str, view: Any) -> list[BaseMessage]:
-    if not isinstance(view, list) or not all(isinstance(m, BaseMessage) for m in view):
-        raise TypeError(
-            f"context step {step.name}.{method}() returned {type(view).__name__}; it must return "
-            "the list of messages to send (a list of LangChain messages)"
+def _checked(request: ModelRequest, step: ContextStep, method: str, view: Any) -> list[BaseMessage]:
+    if isinstance(view, list) and all(isinstance(m, BaseMessage) for m in view):
+        return view
+    found = type(view).__name__
+    if isinstance(view, list):
+        found = "a list holding " + next(
+            type(m).__name__ for m in view if not isinstance(m, BaseMessage)
         )
-    return view
+    raise AgentRunError(
+        f"Agent `{request.agent}`: context step {step.name}.{method}() returned {found}; it "
+        "must return the list of messages to send (LangChain messages)",
+        agent=request.agent,
+    )
 
 
 def _calibration(record: dict[str, Any], history: Sequence[BaseMessage]) -> float:

@@ -43,8 +43,9 @@ class ContextPipeline(ContextPolicy):
                 `ObservationMasking`).
 
         Raises:
-            GraphflowConfigError: a step that is not a `ContextStep`, a step given twice, a
-                window that is not a positive whole number, or an unusable offload store.
+            GraphflowConfigError: a step that is not a `ContextStep` or lacks `apply`, a step
+                given twice, a window that is not a positive whole number, or an unusable
+                offload store.
         """
         if not isinstance(steps, Iterable):
             raise GraphflowConfigError(
@@ -56,6 +57,11 @@ class ContextPipeline(ContextPolicy):
                 raise GraphflowConfigError(
                     f"ContextPipeline: step {index} is a {type(step).__name__}, not a ContextStep;"
                     " subclass graphflow.context.ContextStep and implement apply(messages, context)"
+                )
+            if type(step).apply is ContextStep.apply:
+                raise GraphflowConfigError(
+                    f"ContextPipeline: step {index} ({step.name}) does not implement "
+                    "apply(messages, context), the method that returns the messages to send"
                 )
             if any(step is other for other in checked[:index]):
                 raise GraphflowConfigError(
