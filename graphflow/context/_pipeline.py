@@ -84,17 +84,24 @@ class Work:
         if not self.written.add(key):
             return
         original = self.originals.get(message.id or "", message)
-        self.offload.put(
-            self.where,
-            obs_id,
-            {
-                "content": original.content,
-                "tool": tool,
-                "chars": len(_view.text_of(original)),
-                "tool_call_id": original.tool_call_id,
-                "agent": self.request.agent,
-            },
-        )
+        entry = {
+            "content": original.content,
+            "tool": tool,
+            "chars": len(_view.text_of(original)),
+            "tool_call_id": original.tool_call_id,
+            "agent": self.request.agent,
+        }
+        try:
+            self.offload.put(self.where, obs_id, entry)
+        except OSError as exc:
+            # (a masked result that cannot be kept could never be recalled: stop, with the fix)
+            agent = self.request.agent
+            raise AgentRunError(
+                f"Agent `{agent}`: the context policy could not keep the original of {obs_id} "
+                f"in its offload store ({type(exc).__name__}: {exc}); make the store writable "
+                "again (or give offload= another directory or store) and resume the run",
+                agent=agent,
+            ) from exc
 
 
 def prepare(

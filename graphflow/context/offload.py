@@ -194,9 +194,9 @@ def _check_writable(root: Path) -> None:
     while not existing.exists() and existing.parent != existing:
         existing = existing.parent
     if not existing.is_dir():
-        below = "" if existing == root else f" (it would be a folder below {existing})"
+        where = "" if existing == root else " but a file in its path"
         raise GraphflowConfigError(
-            f"offload directory {str(root)!r}: {str(existing)!r} is not a directory{below}; "
+            f"offload directory {str(root)!r}: {str(existing)!r} is not a directory{where}; "
             "give a directory path (created when first needed) that no file is in the way of"
         )
     if not os.access(existing, os.W_OK | os.X_OK):

@@ -22,7 +22,7 @@ from graphflow.context import (
     Summarization,
     count_tokens,
 )
-from graphflow.exceptions import GraphflowConfigError
+from graphflow.exceptions import AgentRunError, GraphflowConfigError
 from graphflow.testing import ScriptedChatModel, tool_call
 
 SUMMARY = "graphflow_summary"
@@ -248,3 +248,14 @@ def test_a_summary_from_an_older_version_is_cut_too():
     agent.invoke(HumanMessage(content="and again"), thread_id="t")
     [summary] = [m for m in model.requests[0] if SUMMARY in m.additional_kwargs]
     assert count_tokens(summary.text, model) <= 900
+
+
+def test_an_offload_directory_that_breaks_mid_run_is_a_clear_run_error(tmp_path: Path):
+    root = tmp_path / "offload"
+    policy = ObservationMasking(keep_last=1, offload=root)
+    root.write_text("a file took the directory's place after the policy was made")
+    model = ScriptedChatModel(fn=_searching(3))
+    agent = ReactAgent(name="analyst", model=model, tools=[lookup], context=policy)
+    # before: a raw NotADirectoryError (or FileExistsError) from the first masked result
+    with pytest.raises(AgentRunError, match=r"Agent `analyst`: the context policy could not keep"):
+        agent.invoke("go", thread_id="t")
