@@ -84,7 +84,8 @@ class Summarization(ContextPolicy, ContextStep):
             max_input_tokens: most tokens one summarizer call is sent; None: half the
                 summarizer's window, at most 32,000.
             max_summary_tokens: most tokens of a summary; a longer one is cut, each of its
-                five sections to its share. None: a quarter of the context window.
+                five sections to its share. None: a quarter of the context window (at most
+                half the window in any case).
             offload: where summaries and summarized results go (see `ObservationMasking`).
 
         Raises:
@@ -190,7 +191,9 @@ class Summarization(ContextPolicy, ContextStep):
         return context_window(work.request.model, work.window_override or self.context_window)
 
     def _summary_limit(self, work: Work) -> int:
-        return self.max_summary_tokens or max(64, self._window(work) // 4)
+        window = self._window(work)
+        # (half the window at most, whatever the setting: a summary is there to make room)
+        return max(1, min(self.max_summary_tokens or max(64, window // 4), window // 2))
 
     def _over(self, work: Work, view: list[BaseMessage], tools: list[Any]) -> bool:
         """Whether `view` exceeds the trigger (trigger × the context window)."""
