@@ -129,6 +129,8 @@ class Summarization(ContextPolicy, ContextStep):
     def restore(self, messages: list[BaseMessage], context: StepContext) -> list[BaseMessage]:
         """Put the summary made on an earlier call in place of the rounds it condensed."""
         work = context._work
+        if work.summary is not None:  # put back by an earlier Summarization step already
+            return messages
         summary = work.record.get("summary")
         view, applied = _view.apply_summary(messages, summary)
         if not applied:
