@@ -98,7 +98,7 @@ class Summarization(ContextPolicy, ContextStep):
         _settings.whole(owner, "keep_last", keep_last, minimum=1)
         _settings.whole(owner, "context_window", context_window, minimum=1, optional=True)
         _settings.whole(owner, "max_input_tokens", max_input_tokens, minimum=256, optional=True)
-        _settings.whole(owner, "max_summary_tokens", max_summary_tokens, minimum=1, optional=True)
+        _settings.whole(owner, "max_summary_tokens", max_summary_tokens, minimum=64, optional=True)
         super().__init__(offload=offload)
         self.model = model
         """The summarizer model, or None for the agent's model."""

@@ -221,6 +221,7 @@ def test_a_new_offload_directory_is_fine(tmp_path: Path):
         lambda: Summarization(context_window=0),
         lambda: Summarization(max_input_tokens=10),
         lambda: Summarization(max_summary_tokens=0),
+        lambda: Summarization(max_summary_tokens=10),
         lambda: LoopBreaker(repeats=1),
         lambda: LoopBreaker(repeats="3"),  # type: ignore[arg-type]
         lambda: HybridContext(context_window=0),
@@ -265,3 +266,19 @@ def test_an_offload_directory_that_breaks_mid_run_is_a_clear_run_error(tmp_path:
     # before: a raw NotADirectoryError (or FileExistsError) from the first masked result
     with pytest.raises(AgentRunError, match=r"Agent `analyst`: the context policy could not keep"):
         agent.invoke("go", thread_id="t")
+
+
+@pytest.mark.parametrize("limit", [64, 100, 400])
+def test_a_cut_summary_keeps_its_sections_within_the_limit(limit):
+    from graphflow.context._summarizer import SECTIONS, fit, normalize
+    from graphflow.context.tokens import token_counter
+
+    counter = token_counter("gpt-4o")
+    text = normalize("\n".join(f"## {s}\n" + f"{s.lower()} fact. " * 500 for s in SECTIONS))
+    cut = fit(text, counter, limit)
+    assert counter.count_text(cut) <= limit
+    if limit >= 100:
+        assert [line for line in cut.splitlines() if line.startswith("## ")] == [
+            f"## {s}" for s in SECTIONS
+        ]
+    assert fit("## Goal\nshort", counter, limit) == "## Goal\nshort"
