@@ -101,6 +101,40 @@ def normalize(text: str) -> str:
     return "\n\n".join(parts)
 
 
+CUT_NOTE = "… [cut to fit the context window]"
+
+
+def fit(text: str, counter: TokenCounter, max_tokens: int) -> str:
+    """`text` within `max_tokens`: each of its sections cut to an equal share, headings kept.
+
+    A summarizer may answer at any length; what it returns must still fit the window it was
+    meant to relieve. Cutting per section (not the tail) keeps the five sections, so Next Steps
+    survives a runaway Progress.
+    """
+    if len(text) <= max_tokens or counter.count_text(text) <= max_tokens:
+        return text  # (a token is at least one character)
+    lines = text.splitlines()
+    starts = [i for i, line in enumerate(lines) if _HEADING.match(line)] or [0]
+    if starts[0] != 0:
+        starts.insert(0, 0)
+    sections = [lines[a:b] for a, b in zip(starts, [*starts[1:], len(lines)], strict=True)]
+    note = counter.count_text(CUT_NOTE)
+    headings = [s[0] if s and _HEADING.match(s[0]) else "" for s in sections]
+    spare = max_tokens - sum(counter.count_text(h) + 2 for h in headings) - note * len(sections)
+    share = max(1, spare // len(sections))
+    parts: list[str] = []
+    for heading, section in zip(headings, sections, strict=True):
+        body = "\n".join(section[1:] if heading else section).strip()
+        if counter.count_text(body) > share:
+            body = counter.truncate(body, share).rstrip() + CUT_NOTE
+        parts.append(f"{heading}\n{body}" if heading else body)
+    cut = "\n\n".join(parts)
+    # (a budget too small for the headings themselves: cut the whole text)
+    if counter.count_text(cut) > max_tokens:
+        cut = counter.truncate(text, max(1, max_tokens - note - 2)).rstrip() + CUT_NOTE
+    return cut
+
+
 class Summarizer:
     """Summarizes a transcript within a token budget per call."""
 

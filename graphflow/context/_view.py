@@ -152,21 +152,24 @@ def mask(
             out.append(message)
             continue
         assert isinstance(message, ToolMessage) and message.id is not None
-        text = text_of(message)
         recalled = message.additional_kwargs.get(RECALL_MARK)
         obs_id = str(recalled) if recalled else observation_id(ordinals[message.id])
         tool = message.name or names.get(message.tool_call_id, "tool")
         masked.append(Masked(obs_id=obs_id, original=message, tool=tool, stored=bool(recalled)))
-        out.append(
-            message.model_copy(
-                update={
-                    "content": placeholder(tool, len(text), obs_id, gist(text, gist_chars)),
-                    "additional_kwargs": {**message.additional_kwargs, MASK_MARK: obs_id},
-                    "artifact": None,
-                }
-            )
-        )
+        out.append(masked_copy(message, tool, obs_id, gist_chars))
     return out, masked
+
+
+def masked_copy(message: ToolMessage, tool: str, obs_id: str, gist_chars: int) -> ToolMessage:
+    """`message` as sent once masked: its placeholder, marked with its observation id."""
+    text = text_of(message)
+    return message.model_copy(
+        update={
+            "content": placeholder(tool, len(text), obs_id, gist(text, gist_chars)),
+            "additional_kwargs": {**message.additional_kwargs, MASK_MARK: obs_id},
+            "artifact": None,
+        }
+    )
 
 
 def _kept_from(

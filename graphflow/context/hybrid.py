@@ -4,7 +4,7 @@ The seed's finding: summaries alone made runs about 15% longer, because a summar
 signal that the agent should stop; masking is cheap and keeps the trajectory readable. So each
 request is built in this order:
 
-1. apply the summary made earlier, if any;
+1. apply the summary made earlier, if any (`Summarization.restore`);
 2. mask tool results older than `masking.keep_last` rounds, or than the rounds whose results fit
    in `masking.keep_tokens`;
 3. only if the request still exceeds `summarization.trigger` × the window, summarize;
@@ -18,19 +18,25 @@ events.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
-from graphflow.context._pipeline import Parts
+from graphflow.context import _settings
 from graphflow.context.loops import LoopBreaker
 from graphflow.context.masking import ObservationMasking
-from graphflow.context.policy import ContextPolicy
+from graphflow.context.pipeline import ContextPipeline
+from graphflow.context.step import ContextStep
 from graphflow.context.summarization import Summarization
 
 __all__ = ("HybridContext",)
 
 
-class HybridContext(ContextPolicy):
-    """Observation masking, then summarization when needed, plus the loop breaker."""
+class HybridContext(ContextPipeline):
+    """Observation masking, then summarization when needed, plus the loop breaker.
+
+    The pipeline `[masking, summarization, loop_breaker]`; its layers stay editable as
+    attributes.
+    """
 
     def __init__(
         self,
@@ -52,27 +58,31 @@ class HybridContext(ContextPolicy):
             context_window: the agent model's window in tokens, overriding the table (and the
                 summarization's own setting).
             offload: where originals and summaries are kept; this store is used for every layer.
+
+        Raises:
+            GraphflowConfigError: a layer of the wrong kind, a window that is not a positive
+                whole number, or an unusable offload store.
         """
-        super().__init__(offload=offload)
+        owner = "HybridContext"
+        _settings.instance(owner, "masking", masking, ObservationMasking)
+        _settings.instance(owner, "summarization", summarization, Summarization, off=True)
+        _settings.instance(owner, "loop_breaker", loop_breaker, LoopBreaker, off=True)
         self.masking = masking or ObservationMasking()
         """The masking layer."""
         self.summarization: Summarization | None = (
             None if summarization is False else (summarization or Summarization())
         )
         """The summarization layer, or None."""
-        self.context_window = context_window
-        """The agent model's window, overriding the table and the summarization's setting."""
         self.loop_breaker: LoopBreaker | None = (
             None if loop_breaker is False else (loop_breaker or LoopBreaker())
         )
         """The loop breaker, or None."""
+        super().__init__(self._layers(), context_window=context_window, offload=offload)
 
-    def _parts(self) -> Parts:
-        return Parts(
-            masking=self.masking,
-            summarization=self.summarization,
-            loop_breaker=self.loop_breaker,
-            offload=self.offload,
-            written=self._written,
-            context_window=self.context_window,
-        )
+    def _layers(self) -> list[ContextStep]:
+        layers: list[ContextStep | None] = [self.masking, self.summarization, self.loop_breaker]
+        return [layer for layer in layers if layer is not None]
+
+    def context_steps(self) -> Sequence[ContextStep]:
+        """The layers that are on, in order: masking, summarization, loop breaker."""
+        return tuple(self._layers())

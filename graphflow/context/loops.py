@@ -13,11 +13,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from graphflow.context._pipeline import Parts
+from graphflow.context import _settings
+from graphflow.context._pipeline import MAX_RECORDS
 from graphflow.context._view import text_of
 from graphflow.context.policy import ContextPolicy
+from graphflow.context.step import ContextStep, StepContext
+from graphflow.messages import NOTE_MARK
 
 __all__ = ("LoopBreaker", "LoopEvent")
 
@@ -46,13 +49,20 @@ class LoopEvent:
         )
 
 
-class LoopBreaker(ContextPolicy):
-    """Detect `repeats` identical tool calls with identical results, and say so to the model."""
+class LoopBreaker(ContextPolicy, ContextStep):
+    """Detect `repeats` identical tool calls with identical results, and say so to the model.
+
+    A policy on its own and a step of a `ContextPipeline` (usually the last: its note ends the
+    request).
+    """
 
     def __init__(self, repeats: int = 3, *, offload: Any = None) -> None:
-        """Flag a loop after `repeats` (at least 2) identical calls and results in a row."""
-        if repeats < 2:
-            raise ValueError(f"LoopBreaker: repeats={repeats}; it must be at least 2")
+        """Flag a loop after `repeats` (at least 2) identical calls and results in a row.
+
+        Raises:
+            GraphflowConfigError: `repeats` is not a whole number of at least 2.
+        """
+        _settings.whole("LoopBreaker", "repeats", repeats, minimum=2)
         super().__init__(offload=offload)
         self.repeats = repeats
         """Identical calls in a row that count as a loop."""
@@ -81,8 +91,27 @@ class LoopBreaker(ContextPolicy):
             repeats=streak,
         )
 
-    def _parts(self) -> Parts:
-        return Parts(loop_breaker=self, offload=self.offload, written=self._written)
+    def apply(self, messages: list[BaseMessage], context: StepContext) -> list[BaseMessage]:
+        """`messages` with a note at the end when the history ends in a loop."""
+        loop = self.detect(context.history)
+        if loop is None:
+            return messages
+        if loop.repeats == self.repeats:  # a new streak (a longer one was recorded already)
+            work = context._work
+            work.stats["loops_detected"] = int(work.stats.get("loops_detected", 0)) + 1
+            loops = list(work.record.get("loops") or [])
+            loops.append(
+                {
+                    "tool": loop.tool,
+                    "args": loop.args,
+                    "call_id": loop.call_id,
+                    "repeats": loop.repeats,
+                }
+            )
+            work.record["loops"] = loops[-MAX_RECORDS:]
+            context.event("loop_detected", tool=loop.tool, repeats=loop.repeats)
+        note = HumanMessage(content=loop.note(), additional_kwargs={NOTE_MARK: "loop"})
+        return [*messages, note]
 
 
 def _signature(call: Any, results: dict[str, str]) -> tuple[str, str, str] | None:

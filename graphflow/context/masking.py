@@ -21,14 +21,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphflow.context._pipeline import Parts
+from langchain_core.messages import BaseMessage
+
+from graphflow.context import _settings, _view
 from graphflow.context.policy import ContextPolicy
+from graphflow.context.step import ContextStep, StepContext
 
 __all__ = ("ObservationMasking",)
 
 
-class ObservationMasking(ContextPolicy):
-    """Mask the tool results of all but the last `keep_last` tool rounds."""
+class ObservationMasking(ContextPolicy, ContextStep):
+    """Mask the tool results of all but the last `keep_last` tool rounds.
+
+    A policy on its own (`ReactAgent(context=ObservationMasking())`) and a step of a
+    `ContextPipeline` or `HybridContext`.
+    """
+
+    recalls = True
 
     def __init__(
         self,
@@ -52,20 +61,31 @@ class ObservationMasking(ContextPolicy):
             min_chars: results shorter than this stay whole (a placeholder would not be smaller).
             gist_chars: length of the gist in the placeholder (0: no gist).
             offload: where the originals go: a LangGraph `BaseStore`, a directory path, an
-                `OffloadStore`, or None for the run's store (else an in-memory one).
+                `OffloadStore`, or None for the run's store (else an in-memory one). Unused when
+                the masking is a step of a pipeline (the pipeline's store is used).
+
+        Raises:
+            GraphflowConfigError: a setting out of range, or an offload store that cannot be
+                used.
         """
-        if keep_last < 1:
-            raise ValueError(
-                f"ObservationMasking: keep_last={keep_last}; it must be at least 1 (the newest "
-                "round's results are what the model has not read yet)"
-            )
-        if keep_tokens is not None and keep_tokens < 0:
-            raise ValueError(
-                f"ObservationMasking: keep_tokens={keep_tokens}; use a number of tokens >= 0 "
-                "(0 keeps only the newest round whole) or None for no budget"
-            )
-        if min_chars < 0 or gist_chars < 0:
-            raise ValueError("ObservationMasking: min_chars and gist_chars must be >= 0")
+        owner = "ObservationMasking"
+        _settings.whole(
+            owner,
+            "keep_last",
+            keep_last,
+            minimum=1,
+            hint="the newest round's results are what the model has not read yet",
+        )
+        _settings.whole(
+            owner,
+            "keep_tokens",
+            keep_tokens,
+            minimum=0,
+            optional=True,
+            hint="0 keeps only the newest round whole; None: no budget",
+        )
+        _settings.whole(owner, "min_chars", min_chars, minimum=0)
+        _settings.whole(owner, "gist_chars", gist_chars, minimum=0)
         super().__init__(offload=offload)
         self.keep_last = keep_last
         """Tool rounds kept whole."""
@@ -76,5 +96,28 @@ class ObservationMasking(ContextPolicy):
         self.gist_chars = gist_chars
         """Characters of gist in a placeholder."""
 
-    def _parts(self) -> Parts:
-        return Parts(masking=self, offload=self.offload, written=self._written)
+    def apply(self, messages: list[BaseMessage], context: StepContext) -> list[BaseMessage]:
+        """Mask the results of the rounds before those kept whole, offloading the originals."""
+        return self.mask(messages, context)
+
+    def mask(
+        self, messages: list[BaseMessage], context: StepContext, *, keep_last: int | None = None
+    ) -> list[BaseMessage]:
+        """`apply`, keeping `keep_last` rounds whole instead of the setting.
+
+        `Summarization` masks tighter before it condenses rounds.
+        """
+        work = context._work
+        view, masked = _view.mask(
+            messages,
+            keep_last=keep_last or self.keep_last,
+            min_chars=self.min_chars,
+            gist_chars=self.gist_chars,
+            ordinals=work.ordinals,
+            keep_tokens=self.keep_tokens,
+            cost=work.counter.count_text,
+        )
+        for item in masked:
+            if not item.stored:
+                work.offload_result(item.original, item.obs_id, item.tool)
+        return view

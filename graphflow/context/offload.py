@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from graphflow.exceptions import OffloadKeyError
+from graphflow.exceptions import GraphflowConfigError, OffloadKeyError
 
 __all__ = (
     "DirectoryOffload",
@@ -147,9 +147,15 @@ class DirectoryOffload(OffloadStore):
     """Entries as JSON files: `<root>/<thread digest>/<run digest>/<key>.json`."""
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
-        """Keep entries under `root` (created when first needed)."""
+        """Keep entries under `root` (created when first needed).
+
+        Raises:
+            GraphflowConfigError: `root`, or a folder above it, is a file, or the nearest
+                existing folder cannot be written.
+        """
         self.root = Path(root).expanduser().resolve()
         """The directory holding every thread's entries."""
+        _check_writable(self.root)
 
     def _path(self, where: OffloadLocation, key: str) -> Path:
         thread, scope = where.labels
@@ -182,19 +188,44 @@ class DirectoryOffload(OffloadStore):
         return value if isinstance(value, dict) else None
 
 
-def resolve_offload(offload: Any) -> OffloadStore:
-    """An `OffloadStore` from a policy's `offload=`: a store, a `BaseStore`, a path, or None."""
+def _check_writable(root: Path) -> None:
+    """Refuse a directory that could never hold an entry: below a file, or not writable."""
+    existing = root
+    while not existing.exists() and existing.parent != existing:
+        existing = existing.parent
+    if not existing.is_dir():
+        where = "" if existing == root else " but a file in its path"
+        raise GraphflowConfigError(
+            f"offload directory {str(root)!r}: {str(existing)!r} is not a directory{where}; "
+            "give a directory path (created when first needed) that no file is in the way of"
+        )
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise GraphflowConfigError(
+            f"offload directory {str(root)!r}: {str(existing)!r} is not writable by this process; "
+            "give a directory it can create files in"
+        )
+
+
+def resolve_offload(offload: Any, *, owner: str = "context policy") -> OffloadStore:
+    """An `OffloadStore` from a policy's `offload=`: a store, a `BaseStore`, a path, or None.
+
+    Raises:
+        GraphflowConfigError: anything else, or a directory that cannot be used.
+    """
     if isinstance(offload, OffloadStore):
         return offload
     if offload is None:
         return StoreOffload()
     if isinstance(offload, str | os.PathLike):
-        return DirectoryOffload(offload)
+        try:
+            return DirectoryOffload(offload)
+        except GraphflowConfigError as exc:
+            raise GraphflowConfigError(f"{owner}: {exc}") from None
     from langgraph.store.base import BaseStore
 
     if isinstance(offload, BaseStore):
         return StoreOffload(offload)
-    raise TypeError(
-        f"offload={offload!r}: expected a LangGraph BaseStore, a directory path, an OffloadStore "
-        "or None (the run's store, else in memory)"
+    raise GraphflowConfigError(
+        f"{owner}: offload={offload!r}: expected a LangGraph BaseStore, a directory path, an "
+        "OffloadStore or None (the run's store, else in memory)"
     )

@@ -96,6 +96,9 @@ class ModelRequest:
     """The agent's state (read-only by convention)."""
     call_number: int
     """0-based index of this model call within the agent invocation."""
+    timeout: float | None = None
+    """Seconds the model call may take (the agent's `model_timeout`; None: no limit). A hook that
+    calls a model itself (a summarizer) holds its calls to it too."""
     state_update: dict[str, Any] = field(default_factory=dict)
     """State writes to store with this model step (a hook that rewrites the request may record
     what it did, e.g. a summary in the agent's own `gf_context` channel)."""

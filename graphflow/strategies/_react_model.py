@@ -73,6 +73,7 @@ class ModelStep:
             settings=dict(self.agent.model_settings),
             state=state,  # type: ignore[arg-type]
             call_number=int(state.get(MODEL_CALLS) or 0),
+            timeout=self.timeout,
         )
 
     def _prepared(self, request: ModelRequest) -> dict[str, Any] | None:
