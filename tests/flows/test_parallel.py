@@ -14,7 +14,6 @@ import pytest
 from langchain_core.messages import AIMessage
 from langgraph.graph import END, START, StateGraph
 from pydantic import PrivateAttr
-from shared_helpers import search
 from typing_extensions import TypedDict
 
 from graphflow import (
@@ -27,6 +26,7 @@ from graphflow import (
 )
 from graphflow.messages import is_instruction
 from graphflow.testing import ScriptedChatModel, tool_call
+from tests.support.helpers import search
 
 LATENCY = 0.3
 BOUND = LATENCY * 1.5
