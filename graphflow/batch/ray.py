@@ -19,6 +19,8 @@ Needs the `ray` extra: `pip install "graphflow-agents[ray]"`.
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -39,7 +41,14 @@ BUSY_WAIT = LEASE_TTL + 15.0
 """Seconds an input waits for the lease of a worker that died (its heartbeat to expire)."""
 
 
-def _ray() -> Any:
+LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
+
+
+def _ray(address: str | None = None) -> Any:
+    if "ray" not in sys.modules and (address is None or address.rsplit(":", 1)[0] in LOOPBACK):
+        # Ray turns a loopback address into the machine's network address (the one other nodes
+        # would use) unless told this is a single-machine cluster; read when ray is imported
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     try:
         import ray
     except ImportError as exc:
@@ -95,7 +104,7 @@ class _Worker:
 
 
 def _connect(address: str | None) -> Any:
-    ray = _ray()
+    ray = _ray(address)
     if not ray.is_initialized():
         if address:
             ray.init(address=address, include_dashboard=False, log_to_driver=False)
