@@ -153,7 +153,7 @@ def test_eight_branches_run_concurrently_async(capsys: pytest.CaptureFixture[str
 
 @pytest.mark.parametrize("bound", [2, 3])
 def test_max_concurrency_bounds_in_flight_sync(bound: int) -> None:
-    model = InFlightModel(fn=_echo_branch_name, latency=0.05)
+    model = InFlightModel(fn=_echo_branch_name, latency=0.3)
     fan = _eight(model, max_concurrency=bound)
     fan.invoke("go")
     assert model.calls == 8
@@ -161,12 +161,12 @@ def test_max_concurrency_bounds_in_flight_sync(bound: int) -> None:
 
 
 def test_max_concurrency_bounds_in_flight_async_and_nested() -> None:
-    model = InFlightModel(fn=_echo_branch_name, latency=0.05)
+    model = InFlightModel(fn=_echo_branch_name, latency=0.3)
     fan = _eight(model, max_concurrency=3)
     asyncio.run(fan.ainvoke("go"))
     assert model.max_in_flight == 3
     # nested inside a sequence, the bound still holds
-    model2 = InFlightModel(fn=_echo_branch_name, latency=0.05)
+    model2 = InFlightModel(fn=_echo_branch_name, latency=0.3)
     seq = SequentialAgent(name="seq", sub_agents=[_eight(model2, max_concurrency=2)])
     seq.invoke("go")
     assert model2.calls == 8
