@@ -598,6 +598,9 @@ def _parser() -> argparse.ArgumentParser:
         "--thread", default=None, help="colour the drawing from this run's checkpoints"
     )
     command("schema", "print the JSON Schema of spec files")
+    from graphflow._cli_batch import add_batch_parser
+
+    add_batch_parser(command)
     return parser
 
 
@@ -609,7 +612,24 @@ _COMMANDS = {
     "show": _cmd_show,
     "draw": _cmd_draw,
     "schema": _cmd_schema,
+    "batch": lambda args: _cmd_batch(args),
 }
+
+
+def _redact(url: str) -> str:
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.password:
+        netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
+        return urlunsplit(parts._replace(netloc=netloc))
+    return url
+
+
+def _cmd_batch(args: argparse.Namespace) -> int:
+    from graphflow._cli_batch import cmd_batch
+
+    return cmd_batch(args, load_agent, args.checkpointer, _redact)
 
 
 def main(argv: list[str] | None = None) -> int:

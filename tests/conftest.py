@@ -1,13 +1,18 @@
-"""Fixtures shared by every test folder: a search tool, and `run_mode` (sync and async runs)."""
+"""Fixtures shared by every test folder: a search tool, `run_mode` (sync and async runs), and a
+run store with call counters for fault tests (`calls`, `db`, `store`, `threads_in`)."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
-from shared_helpers import search  # this folder is on sys.path: see shared_helpers' docstring
+
+from tests.support.faults import Calls, stored_threads
+from tests.support.helpers import search
 
 
 @pytest.fixture
@@ -47,3 +52,31 @@ class RunMode:
 def run_mode(request: pytest.FixtureRequest) -> RunMode:
     """Runs the test twice: through `invoke`/`resume`, then through `ainvoke`/`aresume`."""
     return RunMode(request.param)
+
+
+@pytest.fixture
+def calls() -> Calls:
+    return Calls()
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    """Where a test's SQLite run store lives (not created)."""
+    return tmp_path / "runs.db"
+
+
+@pytest.fixture
+def store(db: Path) -> str:
+    """A `sqlite:///` URL for the test's own run store."""
+    return f"sqlite:///{db}"
+
+
+@pytest.fixture
+def threads_in() -> Callable[[Path], list[str]]:
+    return stored_threads
+
+
+@pytest.fixture
+def no_checkpointer_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[pytest.MonkeyPatch]:
+    monkeypatch.delenv("GRAPHFLOW_CHECKPOINTER", raising=False)
+    yield monkeypatch

@@ -8,11 +8,11 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.types import interrupt
-from shared_helpers import Counted, assert_tool_pairs_intact, sqlite_url
 
 from graphflow import FunctionAgent, ReactAgent, SequentialAgent
 from graphflow.messages import is_instruction
 from graphflow.testing import ScriptedChatModel, tool_call
+from tests.support.helpers import Counted, assert_tool_pairs_intact, sqlite_url
 
 
 def _setup() -> tuple[ReactAgent, ScriptedChatModel, ScriptedChatModel]:

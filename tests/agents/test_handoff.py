@@ -2,7 +2,6 @@
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
-from shared_helpers import assert_tool_pairs_intact, search
 
 from graphflow import (
     FunctionAgent,
@@ -14,6 +13,7 @@ from graphflow import (
 )
 from graphflow.messages import instruction_agent
 from graphflow.testing import ScriptedChatModel, tool_call
+from tests.support.helpers import assert_tool_pairs_intact, search
 
 
 def _pipeline(search_tool, *, include_contents="default", return_reasoning_contents=False):

@@ -10,7 +10,6 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from langchain_core.tools import tool
 from langgraph.errors import GraphRecursionError
 from pydantic import BaseModel
-from shared_helpers import search
 
 from graphflow import (
     GraphflowConfigError,
@@ -23,6 +22,7 @@ from graphflow.hooks.base import AgentHook, ModelHook
 from graphflow.hooks.builtins.limits import ModelCallLimit
 from graphflow.testing import ScriptedChatModel, tool_call, tool_calls
 from graphflow.tools import ToolPolicy
+from tests.support.helpers import search
 
 
 class Verdict(BaseModel):

@@ -3,15 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from context_helpers import (
-    big_result,
-    next_round,
-    placeholders,
-    rounds_so_far,
-    searching,
-    shape,
-    web_search,
-)
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import tool
 
@@ -27,6 +18,15 @@ from graphflow.events import CustomEvent
 from graphflow.exceptions import AgentSpecError, GraphflowConfigError
 from graphflow.hooks.base import ModelHook
 from graphflow.testing import ScriptedChatModel, tool_call
+from tests.context.context_helpers import (
+    big_result,
+    next_round,
+    placeholders,
+    rounds_so_far,
+    searching,
+    shape,
+    web_search,
+)
 
 
 def _script(rounds):

@@ -6,14 +6,6 @@ import itertools
 import json
 
 import pytest
-from context_helpers import (
-    RESULT_CHARS,
-    big_result,
-    placeholders,
-    rounds_so_far,
-    searching,
-    web_search,
-)
 from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.store.memory import InMemoryStore
@@ -31,6 +23,14 @@ from graphflow.context import (
 )
 from graphflow.exceptions import OffloadKeyError
 from graphflow.testing import ScriptedChatModel
+from tests.context.context_helpers import (
+    RESULT_CHARS,
+    big_result,
+    placeholders,
+    rounds_so_far,
+    searching,
+    web_search,
+)
 
 KEEP = 10
 RECALL_AT = {12: "obs_2", 20: "../../etc/passwd", 21: "obs_999"}

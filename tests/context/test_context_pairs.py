@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 
-from context_helpers import FIVE_SECTION_SUMMARY, big_result, next_round
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
@@ -23,6 +22,7 @@ from graphflow.context import (
 from graphflow.context.pairs import MISSING_RESULT
 from graphflow.messages import MASK_MARK, SUMMARY_MARK
 from graphflow.testing import ScriptedChatModel, tool_calls
+from tests.context.context_helpers import FIVE_SECTION_SUMMARY, big_result, next_round
 
 _ids = itertools.count()
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from context_helpers import FIVE_SECTION_SUMMARY, next_round, shape
 from langchain_core.tools import tool
 
 from graphflow import ReactAgent
 from graphflow.context import ContextStats, HybridContext, ObservationMasking, Summarization
 from graphflow.hooks.base import ToolHook
 from graphflow.testing import ScriptedChatModel, tool_call
+from tests.context.context_helpers import FIVE_SECTION_SUMMARY, next_round, shape
 
 ROUNDS = 14
 

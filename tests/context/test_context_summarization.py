@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 
 import pytest
-from context_helpers import FIVE_SECTION_SUMMARY, next_round, placeholders
 from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.tools import tool
 
@@ -19,6 +18,7 @@ from graphflow.context import (
 )
 from graphflow.context._summarizer import SECTIONS, normalize
 from graphflow.testing import ScriptedChatModel, tool_call
+from tests.context.context_helpers import FIVE_SECTION_SUMMARY, next_round, placeholders
 
 SUMMARY = "graphflow_summary"
 

@@ -8,7 +8,6 @@ import socket
 
 import pytest
 import tiktoken
-from context_helpers import web_search
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from tiktoken import registry
 
@@ -22,6 +21,7 @@ from graphflow.context import (
 )
 from graphflow.context import tokens as tokens_module
 from graphflow.testing import ScriptedChatModel
+from tests.context.context_helpers import web_search
 
 # OpenAI cookbook "How to count tokens with tiktoken": these messages cost 129 prompt tokens on
 # gpt-4-0613 / gpt-3.5-turbo-0613 (cl100k_base).

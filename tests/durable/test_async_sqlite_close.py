@@ -13,9 +13,9 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from test_parallel_resume import _tree
 
 from graphflow import ParallelBranchError
+from tests.durable.parallel_trees import _tree
 
 RUNS = 60
 

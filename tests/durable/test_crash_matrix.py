@@ -7,8 +7,9 @@ points) is marked `slow` and also runs in CI. The harness is crash_matrix.py nex
 
 from __future__ import annotations
 
-import crash_matrix  # the harness next to this file (no __init__.py: on sys.path)
 import pytest
+
+from tests.durable import crash_matrix
 
 
 def _check(matrix, base, results, minimum):

@@ -14,8 +14,9 @@ import sys
 import textwrap
 import uuid
 
-import crash_matrix  # the harness next to this file (no __init__.py: on sys.path)
 import pytest
+
+from tests.durable import crash_matrix
 
 pytestmark = pytest.mark.postgres
 

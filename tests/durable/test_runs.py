@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import asyncio
 
-import crash_matrix  # the harness next to this file (no __init__.py: on sys.path)
 import pytest
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import tool
 from langgraph.types import interrupt
-from shared_helpers import PAID, pay
 
 from graphflow import (
     AgentHook,
@@ -22,6 +20,8 @@ from graphflow import (
     SequentialAgent,
 )
 from graphflow.testing import ScriptedChatModel, tool_call
+from tests.durable import crash_matrix
+from tests.support.helpers import PAID, pay
 
 
 def _build(calls: list[str], *, fail: dict | None = None):

@@ -21,7 +21,6 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from pydantic import BaseModel
-from shared_helpers import guarded_payer
 
 from graphflow import (
     CheckpointTypeError,
@@ -35,6 +34,7 @@ from graphflow.checkpoint.serde import disallow_types
 from graphflow.exceptions import StateValueError
 from graphflow.messages import instruction_agent
 from graphflow.testing import ScriptedChatModel, tool_call
+from tests.support.helpers import guarded_payer
 
 
 class Score(BaseModel):

@@ -5,10 +5,9 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from shared_helpers import sqlite_url
-
 from graphflow import LoopAgent, ReactAgent
 from graphflow.testing import ScriptedChatModel
+from tests.support.helpers import sqlite_url
 
 
 def test_second_invocation_on_thread_continues_conversation(tmp_path: Path) -> None:

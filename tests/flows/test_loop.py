@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage
-from shared_helpers import assert_tool_pairs_intact
 
 from graphflow import (
     DataflowError,
@@ -20,6 +19,7 @@ from graphflow import (
     output_contains,
 )
 from graphflow.testing import ScriptedChatModel, tool_call
+from tests.support.helpers import assert_tool_pairs_intact
 
 
 class Counter:

@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 from langgraph.types import interrupt
-from shared_helpers import Counted, sqlite_url
 
 from graphflow import (
     FunctionAgent,
@@ -25,6 +24,7 @@ from graphflow import (
 )
 from graphflow.strategies import _branch_barrier as _siblings
 from graphflow.testing import ScriptedChatModel
+from tests.support.helpers import Counted, sqlite_url
 
 
 def _fan(fns: dict[str, Counted], max_concurrency: int | None = None) -> ParallelAgent:

@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
-from shared_helpers import Counted
 
 from graphflow import (
     DataflowError,
@@ -23,6 +22,7 @@ from graphflow import (
 )
 from graphflow.messages import is_instruction
 from graphflow.testing import ScriptedChatModel
+from tests.support.helpers import Counted
 
 
 def _routes() -> dict[str, Any]:

@@ -7,11 +7,11 @@ import asyncio
 import pytest
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import tool
-from shared_helpers import PAID, add, guarded_payer, pay
 
 from graphflow import HumanApproval, LoopAgent, ParallelAgent, ReactAgent, SequentialAgent
 from graphflow.testing import ScriptedChatModel, tool_call, tool_calls
 from graphflow.tools import ToolPolicy
+from tests.support.helpers import PAID, add, guarded_payer, pay
 
 
 @tool

@@ -8,7 +8,6 @@ import pytest
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import tool
 from pydantic import BaseModel
-from shared_helpers import add
 
 from graphflow import (
     LoggingHook,
@@ -24,6 +23,7 @@ from graphflow import (
 from graphflow.exceptions import AgentRunError, ModelRequestError
 from graphflow.hooks import is_transient
 from graphflow.testing import ScriptedChatModel, tool_call, tool_calls
+from tests.support.helpers import add
 
 
 def looping_model() -> ScriptedChatModel:

@@ -11,7 +11,6 @@ import pytest
 from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.types import interrupt
-from shared_helpers import add, sqlite_url
 
 from graphflow import (
     AgentHook,
@@ -28,6 +27,7 @@ from graphflow import (
     ToolHook,
 )
 from graphflow.testing import ScriptedChatModel, tool_call, tool_calls
+from tests.support.helpers import add, sqlite_url
 
 
 def five_tool_rounds() -> ScriptedChatModel:

@@ -5,9 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from openai_server import BEHAVIOURS, OpenAIServer  # tests/models is on sys.path (rootdir mode)
 
 from graphflow.models import forget_learned, presets
+from tests.models.openai_server import (
+    BEHAVIOURS,
+    OpenAIServer,
+)
 
 
 @pytest.fixture(autouse=True)

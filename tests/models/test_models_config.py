@@ -6,7 +6,6 @@ import dataclasses
 
 import pytest
 from langchain_openai import OpenAI
-from openai_server import OpenAIServer
 
 from graphflow import GraphflowConfigError, LlmRoutingAgent, ReactAgent
 from graphflow.models import (
@@ -20,6 +19,7 @@ from graphflow.models import (
     structured_methods,
 )
 from graphflow.testing import ScriptedChatModel
+from tests.models.openai_server import OpenAIServer
 
 
 @pytest.mark.parametrize("kind", [ReactAgent, LlmRoutingAgent])

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from openai_server import BEHAVIOURS
-
 from graphflow.models import get_preset, preset_names
+from tests.models.openai_server import BEHAVIOURS
 
 DOC = (Path(__file__).resolve().parents[2] / "docs" / "openai-compatible.md").read_text()
 

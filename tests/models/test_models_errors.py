@@ -10,7 +10,6 @@ import openai
 import pytest
 from langchain_core.exceptions import ModelRateLimitError as LangChainRateLimit
 from langgraph.errors import GraphInterrupt
-from openai_server import OpenAIServer
 
 from graphflow import (
     FunctionAgent,
@@ -31,6 +30,7 @@ from graphflow.exceptions import (
     ModelTimeoutError,
 )
 from graphflow.models import agent_path_of, explain_model_error, openai_model
+from tests.models.openai_server import OpenAIServer
 
 
 def _free_port() -> int:

@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, AIMessageChunk, ToolMessage
 from langchain_core.tools import tool
-from openai_server import OpenAIServer
 from pydantic import BaseModel, Field
 
 from graphflow import FunctionAgent, LlmRoutingAgent, ReactAgent, SequentialAgent
 from graphflow.events import ModelToken, RunFinished, ToolCallFinished
 from graphflow.exceptions import ModelConnectionError
 from graphflow.models import CompatibleChatOpenAI
+from tests.models.openai_server import OpenAIServer
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -8,7 +8,6 @@ import dataclasses
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langchain_core.tools import tool
-from openai_server import OpenAIServer
 from pydantic import BaseModel, ValidationError
 
 from graphflow import ReactAgent
@@ -23,6 +22,7 @@ from graphflow.models import (
     structured_methods,
 )
 from graphflow.testing import ScriptedChatModel, tool_call
+from tests.models.openai_server import OpenAIServer
 
 
 class Verdict(BaseModel):

@@ -12,12 +12,12 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
-from openai_server import OpenAIServer, instance
 from pydantic import BaseModel, Field
 
 from graphflow import ReactAgent
 from graphflow.events import ToolCallFinished
 from graphflow.models import openai_model
+from tests.models.openai_server import OpenAIServer, instance
 
 
 @tool

@@ -1,17 +1,20 @@
 """graphflow's layers point one way: no import cycle, and each layer imports only what it may.
 
 The check reads the package's source (AST): every `import graphflow...` counts, lazy imports in
-functions included; imports under `if TYPE_CHECKING:` do not (they never run).
+functions included; imports under `if TYPE_CHECKING:` do not (they never run). What each layer
+may import is the table of docs/architecture.md, read here row by row.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "graphflow"
+ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
 
 
 def _module_name(path: Path) -> str:
@@ -148,3 +151,58 @@ def test_the_core_never_imports_the_builtin_hooks() -> None:
 @pytest.mark.parametrize("leaf", ["graphflow.testing", "graphflow.cli"])
 def test_leaves_are_imported_by_nothing(leaf: str) -> None:
     assert _importers_of(leaf) - {leaf} == set()
+
+
+def _layers() -> tuple[dict[str, str], dict[str, set[str]]]:
+    """docs/architecture.md's table: module prefix -> layer, layer -> layers it may import."""
+    rows = [
+        [cell.strip() for cell in line.strip().strip("|").split("|")]
+        for line in ARCHITECTURE.read_text().splitlines()
+        if line.startswith("| ") and "`graphflow" in line
+    ]
+    owner: dict[str, str] = {}
+    allowed: dict[str, set[str]] = {}
+    for layer, modules, may in rows:
+        for module in re.findall(r"`([\w.]+)`", modules):
+            owner[module] = layer
+        allowed[layer] = {name.strip() for name in may.split(",")} | {layer}
+    return owner, allowed
+
+
+OWNER, ALLOWED = _layers()
+
+
+def _layer_of(module: str) -> str | None:
+    best = max(
+        (m for m in OWNER if module == m or module.startswith(m + ".")), key=len, default=None
+    )
+    return OWNER[best] if best else None
+
+
+def test_the_architecture_table_is_read() -> None:
+    assert len(ALLOWED) >= 10 and "runtime" in ALLOWED
+    for may in ALLOWED.values():
+        assert may <= set(ALLOWED), f"unknown layer in {may - set(ALLOWED)}"
+
+
+def test_every_module_belongs_to_a_layer_of_the_table() -> None:
+    homeless = sorted(m for m in GRAPH if _layer_of(m) is None)
+    assert homeless == [], f"add these modules to a row of docs/architecture.md: {homeless}"
+
+
+@pytest.mark.parametrize("layer", sorted(ALLOWED))
+def test_each_layer_imports_only_what_the_table_allows(layer: str) -> None:
+    offenders = sorted(
+        f"{module} -> {dep} ({_layer_of(dep)})"
+        for module, deps in GRAPH.items()
+        if _layer_of(module) == layer
+        for dep in deps
+        if _layer_of(dep) not in ALLOWED[layer]
+    )
+    assert offenders == [], f"{layer} may import only {sorted(ALLOWED[layer])}"
+
+
+def test_the_table_check_finds_a_forbidden_import() -> None:
+    # leaves may import only leaves: an edge from a leaf to the runtime is reported
+    assert _layer_of("graphflow.state") == "leaves"
+    assert "runtime" not in ALLOWED["leaves"]

@@ -140,7 +140,8 @@ async def test_latency_is_async_sleep_so_calls_overlap():
     results = await asyncio.gather(*(model.ainvoke("x") for _ in range(3)))
     elapsed = time.perf_counter() - start
     assert sorted(r.content for r in results) == ["a", "b", "c"]
-    assert 0.3 <= elapsed < 0.8
+    # one after another takes at least 0.9 s whatever the load; overlapping, about 0.3 s
+    assert 0.3 <= elapsed < 0.9
 
 
 def test_sync_latency_sleeps():

@@ -77,8 +77,7 @@ def test_four_parallel_safe_tools_take_the_time_of_one_beside_a_failing_call(run
     result = run_mode.invoke(agent, "go")
     wall = time.monotonic() - started
     print(f"\n[{run_mode}] 4 parallel-safe tools x 0.3 s + 1 failing call: {wall:.2f} s wall")
-    assert wall < 0.9  # about one call's 0.3 s; one after another would be 1.5 s
-    assert flight.peak == 5
+    assert flight.peak == 5  # all five at once (one after another would peak at 1)
     assert [kind for kind, _ in flight.log][:5] == ["start"] * 5
     contents = _results(result)
     assert [c for c, _ in contents] == [

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from viz_support import CHROMIUM_ARGS, MERMAID_JS, missing, program  # noqa: E402
+from tests.visualize.viz_support import CHROMIUM_ARGS, MERMAID_JS, missing, program
 
 
 @pytest.fixture(scope="module")

@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-from viz_support import REPO, program
 
 from graphflow.cli import main
+from tests.visualize.viz_support import REPO, program
 
 TARGET = f"{REPO / 'examples' / 'competitive_analysis.py'}:pipeline"
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from viz_trees import PlainAgent, VoteAgent, six_level_tree
 
 from graphflow import Agent, FunctionAgent, ReactAgent, SequentialAgent
 from graphflow.exceptions import GraphflowConfigError
 from graphflow.runtime.as_tool import AgentTool
 from graphflow.testing import ScriptedChatModel
 from graphflow.visualize import DrawContext, DrawingStrategy, Ports, build_drawing, draw
+from tests.visualize.viz_trees import PlainAgent, VoteAgent, six_level_tree
 
 
 def _judges() -> list[Agent]:

@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from viz_trees import SIX_LEVELS, six_level_tree
 
 from graphflow.visualize import draw
+from tests.visualize.viz_trees import SIX_LEVELS, six_level_tree
 
 SIX_NAMES = [name for names in SIX_LEVELS.values() for name in names]
 

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 
-from viz_support import REPO, program
+from tests.visualize.viz_support import REPO, program
 
 
 def _script() -> object:
-    sys.path.insert(0, str(REPO / "scripts"))
-    import draw_readme
-
-    return draw_readme
+    spec = importlib.util.spec_from_file_location(
+        "draw_readme", REPO / "scripts" / "draw_readme.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def test_checked_in_picture_is_current() -> None:

@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from viz_support import program
-from viz_trees import six_level_tree
 
 from examples.competitive_analysis import pipeline
 from graphflow.exceptions import RendererMissingError
 from graphflow.visualize import draw, draw_to
+from tests.visualize.viz_support import program
+from tests.visualize.viz_trees import six_level_tree
 
 VARIANTS = [{}, {"dataflow": True}, {"xray": True}]
 

@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 from langchain_core.tools import tool
 from langgraph.types import interrupt
-from viz_support import REPO
 
 from graphflow import (
     FunctionAgent,
@@ -27,6 +26,7 @@ from graphflow import (
 from graphflow.exceptions import RunNotFoundError
 from graphflow.testing import ScriptedChatModel, tool_call
 from graphflow.visualize import build_drawing, draw
+from tests.visualize.viz_support import REPO
 
 # The README team, with a writer whose model kills its process on the first call (os._exit:
 # no exception, no cleanup, nothing more written) — a crash in the middle of the loop.

@@ -6,12 +6,12 @@ import json
 import re
 
 import pytest
-from viz_support import check_snapshot
-from viz_trees import SIX_LEVELS, six_level_tree
 
 from examples.competitive_analysis import pipeline
 from graphflow import FunctionAgent
 from graphflow.visualize import build_drawing, draw
+from tests.visualize.viz_support import check_snapshot
+from tests.visualize.viz_trees import SIX_LEVELS, six_level_tree
 
 TEXT_FORMATS = {"mermaid": "mmd", "dot": "dot", "plantuml": "puml", "ascii": "txt", "json": "json"}
 TEAM_NAMES = ["competitive_analysis", "researcher", "refine", "writer", "reviewer"]

@@ -1,24 +1,18 @@
-"""Shared pieces of the fault suite: stores, call counters, the local OpenAI-compatible server.
+"""Call counters and store readers for tests that feed graphflow a fault and check nothing was lost.
 
-Every test here feeds graphflow one bad input or one fault (issue 9) and checks three things:
-the error's type, that its message names the culprit and the fix, and that nothing stored was
-lost (the checkpoints still load; a resume finishes without repeating completed calls).
+Such a test checks three things: the error's type, that its message names the culprit and the
+fix, and that nothing stored was lost (the checkpoints still load; a resume finishes without
+repeating completed calls).
 """
 
 from __future__ import annotations
 
 import sqlite3
-import sys
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-import pytest
-
-# tests/models/openai_server.py: the local OpenAI-compatible server (one copy, imported by name)
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "models"))
 
 
 class Calls:
@@ -46,23 +40,6 @@ class Calls:
         return fn
 
 
-@pytest.fixture
-def calls() -> Calls:
-    return Calls()
-
-
-@pytest.fixture
-def db(tmp_path: Path) -> Path:
-    """Where a test's SQLite run store lives (not created)."""
-    return tmp_path / "runs.db"
-
-
-@pytest.fixture
-def store(db: Path) -> str:
-    """A `sqlite:///` URL for the test's own run store."""
-    return f"sqlite:///{db}"
-
-
 def stored_threads(path: Path) -> list[str]:
     """Thread ids with a root checkpoint in the SQLite file at `path` (read without graphflow)."""
     if not path.exists():
@@ -72,14 +49,3 @@ def stored_threads(path: Path) -> list[str]:
             "SELECT DISTINCT thread_id FROM checkpoints WHERE checkpoint_ns = '' ORDER BY 1"
         ).fetchall()
     return [r[0] for r in rows]
-
-
-@pytest.fixture
-def threads_in() -> Callable[[Path], list[str]]:
-    return stored_threads
-
-
-@pytest.fixture
-def no_checkpointer_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[pytest.MonkeyPatch]:
-    monkeypatch.delenv("GRAPHFLOW_CHECKPOINTER", raising=False)
-    yield monkeypatch

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from openai_server import OpenAIServer
 
 from graphflow import FunctionAgent, ReactAgent, SequentialAgent
 from graphflow.exceptions import (
@@ -22,6 +21,7 @@ from graphflow.exceptions import (
     ModelServerError,
 )
 from graphflow.models import forget_learned
+from tests.models.openai_server import OpenAIServer
 
 
 @pytest.fixture

@@ -15,7 +15,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from openai_server import OpenAIServer
+
+from tests.models.openai_server import OpenAIServer
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,7 +1,6 @@
 """Test doubles and checks that several test folders use, each defined once.
 
-Imported by name (`from shared_helpers import ...`): tests/ is on sys.path because the rootdir
-conftest lives there and the test folders have no `__init__.py` (pytest's default import mode).
+Imported as a package (`from tests.support.helpers import ...`): every test folder is a package.
 """
 
 from __future__ import annotations
