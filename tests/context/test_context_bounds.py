@@ -8,7 +8,6 @@ import threading
 from pathlib import Path
 
 import pytest
-from context_helpers import next_round
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.tools import tool
 
@@ -24,6 +23,7 @@ from graphflow.context import (
 )
 from graphflow.exceptions import AgentRunError, GraphflowConfigError
 from graphflow.testing import ScriptedChatModel, tool_call
+from tests.context.context_helpers import next_round
 
 SUMMARY = "graphflow_summary"
 OUTER = 60.0

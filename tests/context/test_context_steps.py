@@ -6,7 +6,6 @@ import asyncio
 import re
 
 import pytest
-from context_helpers import big_result, next_round, placeholders, shape, web_search
 from langchain_core.messages import (
     AIMessage,
     BaseMessage,
@@ -31,6 +30,7 @@ from graphflow.context import (
 from graphflow.events import CustomEvent
 from graphflow.exceptions import AgentRunError, GraphflowConfigError
 from graphflow.testing import ScriptedChatModel, tool_call
+from tests.context.context_helpers import big_result, next_round, placeholders, shape, web_search
 
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 

@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from viz_support import program
 
 from graphflow import FunctionAgent, LlmRoutingAgent, ReactAgent, SequentialAgent
 from graphflow.testing import ScriptedChatModel
 from graphflow.visualize import draw
+from tests.visualize.viz_support import program
 
 NASTY = 'a <!-- b </script> c & d "e" \\n {f} <g>'
 

@@ -7,7 +7,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from viz_support import REPO
 
 from graphflow import FunctionAgent, SequentialAgent
 from graphflow.cli import main
@@ -21,6 +20,7 @@ from graphflow.visualize import (
     registered_formats,
 )
 from graphflow.visualize import formats as formats_module
+from tests.visualize.viz_support import REPO
 
 TARGET = f"{REPO / 'examples' / 'competitive_analysis.py'}:pipeline"
 
