@@ -9,7 +9,7 @@ agent and the field. Building, running and drawing are delegated to the runtime 
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_core.messages import BaseMessage
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from langgraph.graph import StateGraph
     from langgraph.types import StateSnapshot
 
+    from graphflow.batch import BatchResult
     from graphflow.checkpoint.runs import CheckpointInfo, RunInfo
     from graphflow.runtime.compiled import CompiledAgent
 
@@ -506,6 +507,44 @@ class Agent(BaseModel):
             dataflow=dataflow,
             thread_id=thread_id,
             checkpointer=checkpointer,
+        )
+
+    def batch(
+        self,
+        inputs: Iterable[Any],
+        *,
+        concurrency: int = 4,
+        checkpointer: Any = None,
+        batch_id: str | None = None,
+        on_result: Callable[[BatchResult], Any] | None = None,
+    ) -> list[BatchResult]:
+        """Run over every input, each on its own durable thread, `concurrency` at once.
+
+        Inputs are strings or dicts of state keys (a dict may carry an `id`, which names its
+        thread `BATCH_ID/ID`). A failing input never stops the others; results come back in
+        input order with a status each (`done`, `failed`, `interrupted`). Running the same batch
+        again on the same store skips what finished and resumes the rest from its checkpoints.
+        See `graphflow.batch` (and `graphflow batch` on the command line).
+        """
+        return (
+            runtime()
+            .running(self, checkpointer)
+            .batch(inputs, concurrency=concurrency, batch_id=batch_id, on_result=on_result)
+        )
+
+    async def abatch(
+        self,
+        inputs: Iterable[Any],
+        *,
+        concurrency: int = 4,
+        checkpointer: Any = None,
+        batch_id: str | None = None,
+        on_result: Callable[[BatchResult], Any] | None = None,
+    ) -> list[BatchResult]:
+        """Async `batch`: the inputs run as tasks of the running event loop."""
+        compiled = runtime().running(self, checkpointer)
+        return await compiled.abatch(
+            inputs, concurrency=concurrency, batch_id=batch_id, on_result=on_result
         )
 
     def as_tool(self, name: str | None = None, description: str | None = None) -> BaseTool:

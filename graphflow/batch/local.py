@@ -20,29 +20,52 @@ from graphflow.batch.threads import batch_thread_id, default_batch_id
 from graphflow.checkpoint.runs import RunInfo, run_info
 from graphflow.events import Interrupted, RunFinished
 from graphflow.exceptions import InputError
+from graphflow.strategies.registry import output_key
 
 if TYPE_CHECKING:
     from graphflow.agents.base import Agent
+    from typing import TypeAlias
+
+    from graphflow.runtime.compiled import CompiledAgent
+
+    Team: TypeAlias = Agent | CompiledAgent
 
 __all__ = ("Plan", "abatch", "abatch_iter", "batch", "batch_iter", "plan")
 
 OnResult = Callable[[BatchResult], Any]
 
 
+def compiled_team(team: Team, checkpointer: Any) -> CompiledAgent:
+    """The `CompiledAgent` a batch runs: `team` itself, or the agent compiled on `checkpointer`."""
+    if checkpointer is False:
+        raise InputError(
+            "a batch needs a checkpointer (each input is a durable thread); pass a URL such "
+            "as sqlite:///runs.db or a saver, not checkpointer=False"
+        )
+    if hasattr(team, "graph") and hasattr(team, "agent"):  # already compiled
+        if checkpointer is not None:
+            raise InputError(
+                "the team is already compiled on its store; pass checkpointer= to "
+                "agent.compile(...), not to batch"
+            )
+        if team.checkpointer is False:  # type: ignore[union-attr]
+            raise InputError(
+                "a batch needs a checkpointer (each input is a durable thread); compile the "
+                "team on a store, not checkpointer=False"
+            )
+        return team  # type: ignore[return-value]
+    return team.compile(checkpointer)  # type: ignore[union-attr]
+
+
 class Plan:
-    """A batch made ready to run: its inputs, its id and where its runs are stored."""
+    """A batch made ready to run: its inputs, its id and the compiled team that runs them."""
 
     def __init__(
-        self, agent: Agent, inputs: Iterable[Any], *, checkpointer: Any, batch_id: str | None
+        self, compiled: CompiledAgent, inputs: Iterable[Any], *, batch_id: str | None
     ) -> None:
-        self.agent = agent
+        self.compiled = compiled
+        agent = compiled.agent
         self.inputs: list[BatchInput] = as_inputs(inputs)
-        if checkpointer is False:
-            raise InputError(
-                "a batch needs a checkpointer (each input is a durable thread); pass a URL such "
-                "as sqlite:///runs.db or a saver, not checkpointer=False"
-            )
-        self.checkpointer = checkpointer
         if batch_id is not None and (not isinstance(batch_id, str) or not batch_id.strip()):
             raise InputError(f"batch_id {batch_id!r}: pass a non-empty string (or none)")
         self.batch_id = batch_id or default_batch_id(agent.name, self.inputs)
@@ -55,8 +78,7 @@ class Plan:
 
     def stored(self, thread_id: str) -> RunInfo | None:
         """What the store holds for `thread_id` (None: nothing yet)."""
-        graph = self.agent.compile(self.checkpointer)
-        return run_info(getattr(graph, "graph", graph), thread_id, agents=self.names)
+        return run_info(self.compiled.graph, thread_id, agents=self.names)
 
     def outputs(self, state: dict[str, Any]) -> dict[str, Any]:
         """The agents' output keys in a final state."""
@@ -68,7 +90,7 @@ class Plan:
             return None
         thread = self.thread_of(item)
         if info.status == "done":
-            state = self.agent.get_state(thread, checkpointer=self.checkpointer).values
+            state = self.compiled.get_state(thread).values
             return self._result(item, "done", outputs=self.outputs(dict(state)), reused=True)
         if info.status == "interrupted":
             pending = "; ".join(str(v) for v in info.interrupts) or "an answer"
@@ -109,20 +131,20 @@ class Plan:
 
 
 def _output_keys(agent: Agent) -> list[str]:
+    """Each agent's result key, in tree order (what the kinds' strategies say)."""
     keys: list[str] = []
     for member in agent.walk():
-        for name in ("output_key", "merge_output_key"):
-            key = getattr(member, name, None)
-            if isinstance(key, str) and key and key not in keys:
-                keys.append(key)
+        key = output_key(member)
+        if key and key not in keys:
+            keys.append(key)
     return keys
 
 
 def plan(
-    agent: Agent, inputs: Iterable[Any], *, checkpointer: Any = None, batch_id: str | None = None
+    team: Team, inputs: Iterable[Any], *, checkpointer: Any = None, batch_id: str | None = None
 ) -> Plan:
-    """Check a batch's inputs and settle its id (see `Plan`)."""
-    return Plan(agent, inputs, checkpointer=checkpointer, batch_id=batch_id)
+    """Check a batch's inputs, compile its team and settle its id (see `Plan`)."""
+    return Plan(compiled_team(team, checkpointer), inputs, batch_id=batch_id)
 
 
 # -- async --------------------------------------------------------------------------------------
@@ -136,11 +158,8 @@ async def _arun(p: Plan, item: BatchInput) -> BatchResult:
             return settled
         wanted = (RunFinished, Interrupted)
         seen: list[Any] = []
-        async for event in p.agent.astream(
-            item.value if info is None else None,
-            thread_id=p.thread_of(item),
-            checkpointer=p.checkpointer,
-            events=wanted,
+        async for event in p.compiled.astream(
+            item.value if info is None else None, thread_id=p.thread_of(item), events=wanted
         ):
             seen.append(event)
         return p.finished(item, seen)
@@ -149,7 +168,7 @@ async def _arun(p: Plan, item: BatchInput) -> BatchResult:
 
 
 async def abatch_iter(
-    agent: Agent,
+    team: Team,
     inputs: Iterable[Any],
     *,
     concurrency: int = 4,
@@ -157,7 +176,7 @@ async def abatch_iter(
     batch_id: str | None = None,
 ) -> AsyncIterator[BatchResult]:
     """Run the batch; yield each input's result as it finishes (see `abatch`)."""
-    p = plan(agent, inputs, checkpointer=checkpointer, batch_id=batch_id)
+    p = plan(team, inputs, checkpointer=checkpointer, batch_id=batch_id)
     async for result in arun_plan(p, concurrency=concurrency):
         yield result
 
@@ -184,7 +203,7 @@ async def arun_plan(p: Plan, *, concurrency: int) -> AsyncIterator[BatchResult]:
 
 
 async def abatch(
-    agent: Agent,
+    team: Team,
     inputs: Iterable[Any],
     *,
     concurrency: int = 4,
@@ -195,11 +214,12 @@ async def abatch(
     """Run `agent` over every input, each on its own durable thread, `concurrency` at once.
 
     Args:
-        agent: the team.
+        team: the agent tree, or an agent compiled on its store (`agent.compile(...)`).
         inputs: strings or dicts of state keys (a dict may carry an `id`), or `BatchInput`s.
         concurrency: most inputs running at once.
         checkpointer: where the inputs' runs are stored (a URL or a saver); the agent's usual
-            store when None. Run the batch again on the same store to continue it.
+            store when None (a compiled team runs on its own). Run the batch again on the same
+            store to continue it.
         batch_id: names the batch's threads (`BATCH/KEY`); by default derived from the team's
             name and the inputs, so the same batch gets the same id.
         on_result: called with each result as it finishes.
@@ -209,7 +229,7 @@ async def abatch(
     """
     results: list[BatchResult] = []
     async for result in abatch_iter(
-        agent, inputs, concurrency=concurrency, checkpointer=checkpointer, batch_id=batch_id
+        team, inputs, concurrency=concurrency, checkpointer=checkpointer, batch_id=batch_id
     ):
         if on_result is not None:
             on_result(result)
@@ -227,10 +247,9 @@ def _run(p: Plan, item: BatchInput) -> BatchResult:
         if settled is not None:
             return settled
         seen = list(
-            p.agent.stream(
+            p.compiled.stream(
                 item.value if info is None else None,
                 thread_id=p.thread_of(item),
-                checkpointer=p.checkpointer,
                 events=(RunFinished, Interrupted),
             )
         )
@@ -240,7 +259,7 @@ def _run(p: Plan, item: BatchInput) -> BatchResult:
 
 
 def batch_iter(
-    agent: Agent,
+    team: Team,
     inputs: Iterable[Any],
     *,
     concurrency: int = 4,
@@ -249,7 +268,7 @@ def batch_iter(
 ) -> Iterator[BatchResult]:
     """Run the batch on `concurrency` threads; yield each input's result as it finishes."""
     _check_concurrency(concurrency)
-    p = plan(agent, inputs, checkpointer=checkpointer, batch_id=batch_id)
+    p = plan(team, inputs, checkpointer=checkpointer, batch_id=batch_id)
     pool = concurrent.futures.ThreadPoolExecutor(concurrency, thread_name_prefix="graphflow-batch")
     try:
         pending = iter(p.inputs)
@@ -269,7 +288,7 @@ def batch_iter(
 
 
 def batch(
-    agent: Agent,
+    team: Team,
     inputs: Iterable[Any],
     *,
     concurrency: int = 4,
@@ -280,7 +299,7 @@ def batch(
     """Sync `abatch`: the inputs run on `concurrency` threads."""
     results: list[BatchResult] = []
     for result in batch_iter(
-        agent, inputs, concurrency=concurrency, checkpointer=checkpointer, batch_id=batch_id
+        team, inputs, concurrency=concurrency, checkpointer=checkpointer, batch_id=batch_id
     ):
         if on_result is not None:
             on_result(result)

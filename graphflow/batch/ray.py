@@ -88,7 +88,7 @@ class _Worker:
     """One Ray actor: the team built once from `load`, several inputs at once."""
 
     def __init__(self, load: Callable[[], Agent], checkpointer: str, batch_id: str) -> None:
-        self.plan = Plan(load(), [], checkpointer=checkpointer, batch_id=batch_id)
+        self.plan = Plan(load().compile(checkpointer), [], batch_id=batch_id)
 
     async def run(self, item: BatchInput) -> BatchResult:
         deadline = time.monotonic() + BUSY_WAIT

@@ -19,7 +19,7 @@ runs.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from langgraph.types import StateSnapshot
 
     from graphflow.agents.base import Agent, AgentInput
+    from graphflow.batch import BatchResult
 
 __all__ = ("CompiledAgent", "Durability", "compile_agent")
 
@@ -383,6 +384,41 @@ class CompiledAgent:
             dataflow=dataflow,
             thread_id=thread_id,
             checkpointer=saver,
+        )
+
+    # -- many inputs ------------------------------------------------------------------------------
+
+    def batch(
+        self,
+        inputs: Iterable[Any],
+        *,
+        concurrency: int = 4,
+        batch_id: str | None = None,
+        on_result: Callable[[BatchResult], Any] | None = None,
+    ) -> list[BatchResult]:
+        """Run over every input, each on its own durable thread (see `graphflow.batch.batch`).
+
+        At most `concurrency` inputs run at once (threads); a failing input never stops the
+        others. Running the same batch again skips the inputs that finished and resumes the
+        others from their checkpoints. Results come in input order.
+        """
+        from graphflow.batch.local import batch
+
+        return batch(self, inputs, concurrency=concurrency, batch_id=batch_id, on_result=on_result)
+
+    async def abatch(
+        self,
+        inputs: Iterable[Any],
+        *,
+        concurrency: int = 4,
+        batch_id: str | None = None,
+        on_result: Callable[[BatchResult], Any] | None = None,
+    ) -> list[BatchResult]:
+        """Async `batch`: the inputs run as tasks of this event loop."""
+        from graphflow.batch.local import abatch
+
+        return await abatch(
+            self, inputs, concurrency=concurrency, batch_id=batch_id, on_result=on_result
         )
 
     # -- helpers ----------------------------------------------------------------------------------

@@ -253,3 +253,22 @@ def test_inputs_files_report_bad_lines_and_keep_the_good_ones(tmp_path: Path) ->
     assert [i.value for i in inputs] == ["Pura X", "Pixel 9"] and [b.line for b in bad] == [2]
     with pytest.raises(InputError, match="cannot read"):
         read_inputs(tmp_path / "missing.jsonl")
+
+
+def test_the_team_and_its_compiled_object_run_batches_too(tmp_path: Path) -> None:
+    team = Team()
+    store = f"sqlite:///{tmp_path / 'runs.db'}"
+    seen: list[str] = []
+    results = team.agent.batch(
+        ["a", "b"], checkpointer=store, batch_id="sugar", on_result=lambda r: seen.append(r.id)
+    )
+    assert [r.status for r in results] == ["done", "done"] and sorted(seen) == ["0", "1"]
+    compiled = team.agent.compile(store)
+    again = asyncio.run(compiled.abatch(["a", "b", "c"], batch_id="sugar"))
+    assert [r.reused for r in again] == [True, True, False]
+    assert compiled.batch(["c"], batch_id="sugar")[0].reused
+    assert team.model.calls == 3
+    with pytest.raises(InputError, match="already compiled"):
+        batch(compiled, ["a"], checkpointer=store)
+    with pytest.raises(InputError, match="checkpointer=False"):
+        team.agent.compile(False).batch(["a"])
