@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 import yaml
-from vote_kind import VoteAgent, judges
 
 from graphflow import Agent, FunctionAgent, SequentialAgent, events
 from graphflow.cli import main
 from graphflow.visualize import build_drawing, draw
+from tests.flows.vote_kind import VoteAgent, judges
 
 VOTE_KIND = Path(__file__).parent / "vote_kind.py"
 
