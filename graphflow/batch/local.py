@@ -23,9 +23,9 @@ from graphflow.exceptions import InputError
 from graphflow.strategies.registry import output_key
 
 if TYPE_CHECKING:
-    from graphflow.agents.base import Agent
     from typing import TypeAlias
 
+    from graphflow.agents.base import Agent
     from graphflow.runtime.compiled import CompiledAgent
 
     Team: TypeAlias = Agent | CompiledAgent

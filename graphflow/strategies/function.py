@@ -21,7 +21,7 @@ from graphflow.state import AGENT_STATUS, RUN_NODE
 from graphflow.strategies._agent_hooks import HookChain, guarded
 from graphflow.strategies._storable import ensure_storable
 from graphflow.strategies.base import BuildContext, FlowGraphBuildingStrategy
-from graphflow.strategies.kind import Ports, RunCounts, callable_name, card_label
+from graphflow.strategies.kind import MODEL_FIELDS, Ports, RunCounts, callable_name, card_label
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -33,6 +33,8 @@ __all__ = ("FunctionStrategy",)
 
 class FunctionStrategy(FlowGraphBuildingStrategy):
     """Builds a `FunctionAgent`'s graph, or runs it inline in its parent's."""
+
+    unused_fields = MODEL_FIELDS
 
     @override
     def own_writes(self, agent: Any) -> set[str]:

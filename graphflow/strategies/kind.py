@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = (
     "ChildRole",
     "KindDescription",
+    "MODEL_FIELDS",
     "Ports",
     "RunCounts",
     "callable_name",
@@ -138,11 +139,19 @@ def count_calls(invocations: Sequence[Sequence[Any]]) -> RunCounts:
     return RunCounts(model_calls=model_calls, tool_calls=tool_calls)
 
 
+MODEL_FIELDS = frozenset({"include_contents", "return_reasoning_contents"})
+"""`Agent` fields only an agent that talks to a model uses (flows and functions ignore them)."""
+
+
 class KindDescription:
     """How graphflow describes one agent kind: the part of a strategy that is not building.
 
     Mixed into `FlowGraphBuildingStrategy`; override what your kind does differently.
     """
+
+    unused_fields: frozenset[str] = frozenset()
+    """Fields of `Agent` this kind ignores (e.g. `MODEL_FIELDS` for a flow): drawings leave
+    them out of its details."""
 
     def children(self, agent: Agent) -> list[Agent]:
         """Sub-agents whose graphs are nested in this one (drawn inside it, run by it)."""

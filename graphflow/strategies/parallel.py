@@ -22,7 +22,7 @@ from graphflow.state import AGENT_STATUS, HELD_MESSAGES, MERGE_NODE, MESSAGES, m
 from graphflow.strategies._agent_hooks import HookChain, guarded
 from graphflow.strategies._storable import ensure_storable
 from graphflow.strategies.base import BuildContext, FlowGraphBuildingStrategy
-from graphflow.strategies.kind import ChildRole, Ports, callable_name
+from graphflow.strategies.kind import MODEL_FIELDS, ChildRole, Ports, callable_name
 
 if TYPE_CHECKING:
     from graphflow.visualize.context import DrawContext
@@ -63,6 +63,8 @@ def merge_results(merge: Any, results: dict[str, Any]) -> Any:
 
 class ParallelStrategy(FlowGraphBuildingStrategy):
     """Builds a `ParallelAgent`'s graph."""
+
+    unused_fields = MODEL_FIELDS
 
     @override
     def own_writes(self, agent: Any) -> set[str]:

@@ -121,6 +121,8 @@ def _decisions(invocations: Sequence[Sequence[Any]]) -> RunCounts:
 class RoutingStrategy(FlowGraphBuildingStrategy):
     """Builds an `LlmRoutingAgent`'s graph."""
 
+    unused_fields = frozenset({"return_reasoning_contents"})  # it hands on its routes' answers
+
     @override
     def kind_name(self, agent_type: type[Any]) -> str:
         return "routing"

@@ -17,6 +17,7 @@ from graphflow.strategies._agent_hooks import HookChain
 from graphflow.strategies._node import router
 from graphflow.strategies._subagent import Finalize
 from graphflow.strategies.base import BuildContext, FlowGraphBuildingStrategy
+from graphflow.strategies.kind import MODEL_FIELDS
 from graphflow.strategies.registry import strategy_for
 
 __all__ = ("SequentialStrategy", "chain")
@@ -70,6 +71,8 @@ def chain(
 
 class SequentialStrategy(FlowGraphBuildingStrategy):
     """Builds a `SequentialAgent`'s graph."""
+
+    unused_fields = MODEL_FIELDS
 
     @override
     def reads(self, agent: Any) -> set[str] | None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from graphflow.hooks.base import AgentHook, ModelHook, ToolHook
+from graphflow.strategies.registry import strategy_for
 
 if TYPE_CHECKING:
     from graphflow.agents import Agent
@@ -23,7 +24,10 @@ def hook_kinds(hook: Any) -> list[str]:
 
 
 def common_details(agent: Agent) -> dict[str, Any]:
-    """The settings every agent has (instruction and its reads, keys, hooks), set ones only."""
+    """The settings every agent has (instruction and its reads, keys, hooks), set ones only.
+
+    Fields the agent's kind does not use (its strategy's `unused_fields`) are left out.
+    """
     details: dict[str, Any] = {}
     if agent.instruction is not None:
         details["instruction"] = agent.instruction
@@ -32,10 +36,17 @@ def common_details(agent: Agent) -> dict[str, Any]:
         details["output_key"] = agent.output_key
     if agent.input_keys:
         details["input_keys"] = list(agent.input_keys)
-    # (fields of the agents that call a model: a flow has neither)
-    if getattr(agent, "include_contents", "default") != "default":
+    # (fields of the agents that call a model: a flow has neither; a kind may ignore one)
+    unused = strategy_for(agent).unused_fields
+    if (
+        getattr(agent, "include_contents", "default") != "default"
+        and "include_contents" not in unused
+    ):
         details["include_contents"] = agent.include_contents  # type: ignore[attr-defined]
-    if getattr(agent, "return_reasoning_contents", False):
+    if (
+        getattr(agent, "return_reasoning_contents", False)
+        and "return_reasoning_contents" not in unused
+    ):
         details["return_reasoning_contents"] = True
     if agent.hooks:
         details["hooks"] = [

@@ -41,7 +41,7 @@ __all__ = ("DrawContext", "DrawingStrategy", "Ports")
 
 @runtime_checkable
 class DrawingStrategy(Protocol):
-    """A strategy that draws its agents (the optional `draw` method)."""
+    """What drawing asks of a strategy: its `draw` method (every `FlowGraphBuildingStrategy` has one)."""
 
     def draw(self, agent: Any, ctx: DrawContext) -> Ports:
         """Draw `agent` into `ctx` and return where arrows attach."""

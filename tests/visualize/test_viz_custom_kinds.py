@@ -128,3 +128,34 @@ def test_an_empty_sequence_is_a_clear_error() -> None:
     solo = PlainAgent(name="solo")
     with pytest.raises(GraphflowConfigError, match=r"`solo`: ctx.sequence\(\) got no agents"):
         _EmptySequence().draw(solo, DrawContext(Canvas(), solo, "solo", "plain"))
+
+
+def test_details_leave_out_fields_the_kind_does_not_use() -> None:
+    from graphflow import LlmRoutingAgent, ParallelAgent
+
+    model = ScriptedChatModel(replies=["x"])
+    react = ReactAgent(
+        name="r",
+        model=model,
+        include_contents="none",
+        instruction="Go",
+        return_reasoning_contents=True,
+    )
+    step = FunctionAgent(name="f", fn=lambda s: 1, output_key="o")
+    flow = ParallelAgent(
+        name="p", sub_agents=[react, step], include_contents="none", return_reasoning_contents=True
+    )
+    router = LlmRoutingAgent(
+        name="route",
+        model=model,
+        sub_agents=[flow],
+        include_contents="none",
+        return_reasoning_contents=True,
+    )
+    drawing = build_drawing(router)
+    assert drawing.agent("r").details["include_contents"] == "none"
+    assert drawing.agent("r").details["return_reasoning_contents"] is True
+    assert "include_contents" not in drawing.agent("p").details
+    assert "return_reasoning_contents" not in drawing.agent("p").details
+    assert drawing.agent("route").details["include_contents"] == "none"
+    assert "return_reasoning_contents" not in drawing.agent("route").details

@@ -31,9 +31,9 @@ def _edges(drawing: Drawing) -> str:
 
 @pytest.fixture
 def edge_list() -> Iterator[None]:
-    register_format("edges", _edges, suffixes=(".edges",), description="one edge a line")
+    register_format("t-edges", _edges, suffixes=(".tedges",), description="one edge a line")
     yield
-    formats_module._FORMATS.pop("edges", None)
+    formats_module._FORMATS.pop("t-edges", None)
 
 
 def _team() -> SequentialAgent:
@@ -47,12 +47,12 @@ def _team() -> SequentialAgent:
 
 
 def test_a_registered_format_is_drawn_and_written(edge_list: None, tmp_path: Path) -> None:
-    assert draw(_team(), "edges") == "a -> b\n"
-    assert _team().draw("edges") == "a -> b\n"  # through the agent's facade too
-    assert format_for_path("out.EDGES") == "edges"
-    written = draw_to(_team(), tmp_path / "team.edges")
+    assert draw(_team(), "t-edges") == "a -> b\n"
+    assert _team().draw("t-edges") == "a -> b\n"  # through the agent's facade too
+    assert format_for_path("out.TEDGES") == "t-edges"
+    written = draw_to(_team(), tmp_path / "team.tedges")
     assert written.read_text() == "a -> b\n"
-    assert _team().draw_to(tmp_path / "t2.edges").read_text() == "a -> b\n"
+    assert _team().draw_to(tmp_path / "t2.tedges").read_text() == "a -> b\n"
 
 
 def test_a_registered_format_is_offered_by_the_cli(
@@ -62,10 +62,10 @@ def test_a_registered_format_is_offered_by_the_cli(
         main(["draw", "--help"])
     assert done.value.code == 0
     help_text = " ".join(capsys.readouterr().out.split())
-    assert "edges" in help_text and "mermaid (default)" in help_text and "png" in help_text
-    assert main(["draw", TARGET, "-f", "edges"]) == 0
+    assert "t-edges" in help_text and "mermaid (default)" in help_text and "png" in help_text
+    assert main(["draw", TARGET, "-f", "t-edges"]) == 0
     assert "researcher -> " in capsys.readouterr().out
-    out = tmp_path / "team.edges"
+    out = tmp_path / "team.tedges"
     assert main(["draw", TARGET, "-o", str(out)]) == 0
     assert "researcher -> " in out.read_text()
 
@@ -90,7 +90,7 @@ def test_the_builtin_formats_are_in_the_registry() -> None:
 
 def test_bad_registrations_are_clear_errors(edge_list: None) -> None:
     with pytest.raises(GraphflowConfigError, match="already registered"):
-        register_format("edges", _edges)
+        register_format("t-edges", _edges)
     with pytest.raises(GraphflowConfigError, match=r"\.svg.*svg"):
         register_format("other", _edges, suffixes=(".svg",))
     with pytest.raises(GraphflowConfigError, match="callable"):
@@ -103,9 +103,9 @@ def test_bad_registrations_are_clear_errors(edge_list: None) -> None:
 
 
 def test_replace_takes_a_suffix_over(edge_list: None) -> None:
-    register_format("edges2", _edges, suffixes=(".edges",), replace=True)
+    register_format("t-edges2", _edges, suffixes=(".tedges",), replace=True)
     try:
-        assert format_for_path("x.edges") == "edges2"
-        assert registered_formats()["edges"].suffixes == ()
+        assert format_for_path("x.tedges") == "t-edges2"
+        assert registered_formats()["t-edges"].suffixes == ()
     finally:
-        formats_module._FORMATS.pop("edges2", None)
+        formats_module._FORMATS.pop("t-edges2", None)

@@ -216,3 +216,23 @@ def test_a_router_shows_its_choice_and_its_model_calls(tmp_path: Path) -> None:
     assert "✔ done (→ alpha) · model calls 3" in str(
         draw(team, "ascii", thread_id="t", checkpointer=url)
     )
+
+
+def test_a_root_loop_and_a_root_react_agent_have_their_counts(tmp_path: Path) -> None:
+    from graphflow import FunctionAgent, LoopAgent, ReactAgent
+    from graphflow.testing import ScriptedChatModel
+    from graphflow.visualize import build_drawing
+
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+    loop = LoopAgent(
+        name="again",
+        sub_agents=[FunctionAgent(name="step", fn=lambda s: 1, output_key="x")],
+        max_iterations=3,
+    )
+    loop.invoke("go", thread_id="l1", checkpointer=db)
+    run = build_drawing(loop, thread_id="l1", checkpointer=db).agent("again").run
+    assert run is not None and (run.status, run.loop_passes) == ("done", 3)
+    solo = ReactAgent(name="solo", model=ScriptedChatModel(replies=["hi"]), output_key="out")
+    solo.invoke("go", thread_id="r1", checkpointer=db)
+    run = build_drawing(solo, thread_id="r1", checkpointer=db).agent("solo").run
+    assert run is not None and (run.model_calls, run.tool_calls) == (1, 0)
