@@ -161,7 +161,7 @@ class MCPToolset:
             call_timeout=server.timeout,
             connect_timeout=self.connect_timeout,
         )
-        return tool.attach(self._connections[name], self._loop)
+        return tool.attach(self._connections[name], self._loop, owner=self)
 
     # -- introspection ---------------------------------------------------------------------------
 
