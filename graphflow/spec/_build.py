@@ -243,6 +243,8 @@ class _Builder:
             raise self.error(f"{name!r} is not callable", path)
         try:
             return target(*args, **kwargs)
+        except SystemExit as exc:
+            raise self.error(f"calling {name!r} called sys.exit({exc.code!r})", path) from None
         except Exception as exc:  # noqa: BLE001 - any failure is the spec's
             raise self.error(
                 f"calling {name!r} failed: {type(exc).__name__}: {exc}", path

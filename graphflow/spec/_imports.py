@@ -71,6 +71,11 @@ class Importer:
             raise SpecImportError(
                 f"cannot import {name!r}: {exc}{self._hint(exc, local)}"
             ) from None
+        except SystemExit as exc:  # a module that ends the process on import
+            raise SpecImportError(
+                f"importing {name!r} called sys.exit({exc.code!r}); a module a spec names must "
+                "not run a program when imported (guard it with `if __name__ == '__main__':`)"
+            ) from None
         except Exception as exc:  # noqa: BLE001 - the module's own code failed
             raise SpecImportError(
                 f"importing {name!r} failed: {type(exc).__name__}: {exc}"
@@ -81,6 +86,8 @@ class Importer:
         if self.folder is None:
             return None
         top = name.partition(".")[0]
+        if top == "graphflow":  # the framework's own names are never a file next to the spec
+            return None
         found = importlib.machinery.PathFinder.find_spec(top, [str(self.folder)])
         if found is None:
             return None

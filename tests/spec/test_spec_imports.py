@@ -91,3 +91,23 @@ def test_installed_modules_and_agent_kinds_by_path_still_resolve(tmp_path: Path)
     assert type(agent).__name__ == "Upper"
     assert agent.invoke("hi", checkpointer="memory:")["out"] == "HI"
     assert agent.to_spec()["kind"] == "spec_kinds_custom:Upper"
+
+
+def test_a_module_or_call_that_exits_is_a_spec_error(tmp_path: Path) -> None:
+    spec = _folder(tmp_path, "exits", "import sys\nsys.exit(0)\n")
+    with pytest.raises(SpecError, match=r"importing 'spec_helpers' called sys.exit\(0\)"):
+        load_spec(spec)
+    spec.write_text(SPEC.replace('"spec_helpers:clean"', '{call: "sys:exit", args: [3]}'))
+    with pytest.raises(SpecError, match=r"calling 'sys:exit' called sys.exit\(3\)"):
+        load_spec(spec)
+
+
+def test_graphflow_names_never_come_from_the_spec_folder(tmp_path: Path) -> None:
+    spec = _folder(tmp_path, "shadow", "def clean(state):\n    return 'x'\n")
+    (spec.parent / "graphflow.py").write_text("raise RuntimeError('not the framework')\n")
+    spec.write_text(
+        SPEC.replace(
+            'fn: "spec_helpers:clean"', 'fn: "spec_helpers:clean"\nhooks: [graphflow:LoggingHook]'
+        )
+    )
+    assert type(load_spec(spec).hooks[0]).__name__ == "LoggingHook"
