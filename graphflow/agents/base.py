@@ -8,6 +8,7 @@ agent and the field. Building, running and drawing are delegated to the runtime 
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
@@ -466,8 +467,18 @@ class Agent(BaseModel):
             for resource in agent._owned:
                 resource.close()
 
+    async def aclose(self) -> None:
+        """Async `close()` (servers are stopped off the event loop)."""
+        await asyncio.to_thread(self.close)
+
     def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()

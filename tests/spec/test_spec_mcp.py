@@ -146,6 +146,14 @@ def test_closing_the_tree_stops_its_servers(marked) -> None:
     assert _gone(mark)
 
 
+async def test_async_with_closes_the_tree_too(marked) -> None:
+    spec, mark = marked
+    async with load_spec(spec) as agent:
+        assert _marked(mark)
+        assert "Asia/Tokyo" in (await agent.ainvoke("now", checkpointer="memory:"))["answer"]
+    assert _gone(mark)
+
+
 def test_a_dropped_tree_stops_its_servers(marked) -> None:
     spec, mark = marked
     agent = load_spec(spec)
