@@ -12,9 +12,10 @@ twice is refused too (YAML says keys are unique; PyYAML keeps the last one silen
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
+from yaml.composer import Composer
 from yaml.events import AliasEvent
 from yaml.nodes import MappingNode, Node, ScalarNode
 
@@ -36,7 +37,22 @@ class _LimitError(yaml.MarkedYAMLError):
     """A limit of `SpecLoader` was reached (carries the place in the text)."""
 
 
-class SpecLoader(yaml.SafeLoader):
+if TYPE_CHECKING:
+    from yaml import SafeLoader as _Base
+elif yaml.__with_libyaml__:
+    # libyaml's parser under PyYAML's (Python) composer, so that the limits below apply while
+    # composing: the pure-Python scanner alone takes seconds on a thousand nested brackets (it
+    # looks ahead for a possible key at every level)
+    class _Base(Composer, yaml.CSafeLoader):
+        def __init__(self, stream: str) -> None:
+            yaml.CSafeLoader.__init__(self, stream)
+            Composer.__init__(self)
+
+else:  # pragma: no cover - PyYAML built without libyaml
+    _Base = yaml.SafeLoader
+
+
+class SpecLoader(_Base):
     """`yaml.SafeLoader` with limits on nesting depth and expanded size, and no duplicate keys."""
 
     def __init__(self, stream: str) -> None:
@@ -136,6 +152,9 @@ def parse(text: str, file: str | None) -> tuple[Any, dict[str, int]]:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
         problem = getattr(exc, "problem", None) or str(exc)
+        if "maximum nesting depth" in problem:  # libyaml's own limit, reached first
+            problem = f"nested more than {MAX_DEPTH} levels deep; a spec is not that deep"
+            exc = _LimitError(None, None, problem, mark)
         what = "" if isinstance(exc, _LimitError) else "not valid YAML/JSON: "
         raise SpecError(f"{what}{problem}", line=line, file=file) from None
     finally:
