@@ -264,23 +264,75 @@ def event_types() -> dict[str, type[Event]]:
 
 
 def event_from_json(data: Mapping[str, Any] | str) -> Event:
-    """The event whose `to_json()` (or `to_json_line()`) is `data`."""
-    raw = json.loads(data) if isinstance(data, str) else dict(data)
+    """The event whose `to_json()` (or `to_json_line()`) is `data`.
+
+    Keys the event type does not have are ignored (lines written by a newer graphflow).
+
+    Raises:
+        InputError: `data` is not a JSON object, names no known event type, lacks a field the
+            type needs, or holds a value of the wrong kind (the message says which).
+    """
+    from graphflow.exceptions import InputError
+
+    if isinstance(data, str | bytes | bytearray):
+        try:
+            raw: Any = json.loads(data)
+        except (ValueError, RecursionError) as exc:
+            raise InputError(f"not a JSON event line: {exc}") from None
+    else:
+        raw = data
+    if not isinstance(raw, Mapping):
+        raise InputError(
+            f"an event is a JSON object with a 'type' and its fields, found a "
+            f"{type(raw).__name__}; pass one line of `to_json_line()` or one `to_json()` dict"
+        )
     cls = _TYPES.get(str(raw.get("type")))
     if cls is None:
-        from graphflow.exceptions import InputError
-
         raise InputError(
             f"unknown event type {raw.get('type')!r}; known: {', '.join(sorted(_TYPES))}"
         )
     kwargs: dict[str, Any] = {}
+    missing: list[str] = []
     for f in dataclasses.fields(cls):
-        if f.name in raw:
+        if f.name not in raw:
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                missing.append(f.name)
+            continue
+        try:
             value = _decode(raw[f.name])
-            if str(f.type).startswith("tuple") and isinstance(value, list):
-                value = tuple(value)
-            kwargs[f.name] = value
+        except (TypeError, ValueError, KeyError, AttributeError, RecursionError) as exc:
+            raise InputError(
+                f"{cls.__name__} field {f.name!r}: cannot decode {raw[f.name]!r:.80}: {exc}"
+            ) from None
+        if str(f.type).startswith("tuple") and isinstance(value, list):
+            value = tuple(value)
+        kwargs[f.name] = value
+    if missing:
+        raise InputError(f"{cls.__name__} event lacks {', '.join(missing)}")
+    for name, kinds, expected in _BASE_FIELDS:
+        if name in kwargs and not _is(kwargs[name], kinds):
+            raise InputError(
+                f"{cls.__name__} field {name!r} is {kwargs[name]!r:.80}; expected {expected}"
+            )
+    path = kwargs.get("agent_path", ())
+    if not all(isinstance(p, str) for p in path):
+        raise InputError(f"{cls.__name__} field 'agent_path' holds a non-text name: {path!r:.80}")
     return cls(**kwargs)
+
+
+# the fields every event has, checked on decoding: name, accepted types, what to say
+_BASE_FIELDS: tuple[tuple[str, tuple[type, ...], str], ...] = (
+    ("seq", (int,), "an integer"),
+    ("timestamp", (int, float), "a number"),
+    ("thread_id", (str,), "text"),
+    ("agent_path", (tuple,), "a list of agent names"),
+    ("branch", (str, type(None)), "text or null"),
+    ("iteration", (int, type(None)), "an integer or null"),
+)
+
+
+def _is(value: Any, kinds: tuple[type, ...]) -> bool:
+    return isinstance(value, kinds) and not isinstance(value, bool)
 
 
 @dataclass(frozen=True, kw_only=True)

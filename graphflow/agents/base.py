@@ -8,6 +8,7 @@ agent and the field. Building, running and drawing are delegated to the runtime 
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
@@ -136,6 +137,8 @@ class Agent(BaseModel):
 
     _template: tuple[str | Placeholder, ...] = PrivateAttr(default=())
     _version: int = PrivateAttr(default=0)
+    _owned: list[Any] = PrivateAttr(default_factory=list)
+    """Resources started for this agent that end with it (the MCP servers a spec started)."""
 
     @field_validator("name")
     @classmethod
@@ -566,3 +569,32 @@ class Agent(BaseModel):
     def from_spec(cls, data: Mapping[str, Any]) -> Agent:
         """The agent tree a spec mapping describes; `kind` may be left out on a subclass."""
         return runtime().from_spec(cls, data)
+
+    # -- resources the tree owns -----------------------------------------------------------------
+
+    def close(self) -> None:
+        """Stop what this tree started for itself: the MCP servers its spec started. Idempotent.
+
+        A tree built in Python owns nothing (close the toolsets you made yourself); one loaded
+        with `load_spec` owns the servers of its `{mcp: ...}` tools, which stop here, when the
+        tree is garbage-collected, or at the end of the process. Its tools fail afterwards.
+        """
+        for agent in self.walk():
+            for resource in agent._owned:
+                resource.close()
+
+    async def aclose(self) -> None:
+        """Async `close()` (servers are stopped off the event loop)."""
+        await asyncio.to_thread(self.close)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()

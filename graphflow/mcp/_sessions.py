@@ -101,6 +101,7 @@ class Connection:
         """How many sessions were started (1 + reconnects)."""
         self._client: Client | None = None
         self._task: asyncio.Task[None] | None = None
+        self._ready: asyncio.Future[Client] | None = None
         self._stop: asyncio.Event | None = None
         self._lock: asyncio.Lock | None = None
 
@@ -113,6 +114,9 @@ class Connection:
                 return self._client
             await self._finish()
             ready: asyncio.Future[Client] = asyncio.get_running_loop().create_future()
+            # nobody may wait for it any more (a connect that timed out): not an unretrieved error
+            ready.add_done_callback(_retrieve)
+            self._ready = ready
             self._stop = asyncio.Event()
             self._task = asyncio.create_task(self._own(ready, self._stop), name=f"mcp-{self.name}")
             self.connects += 1
@@ -202,23 +206,32 @@ class Connection:
         await self._end()
 
     async def _end(self) -> None:
-        task, stop = self._task, self._stop
+        task, stop, ready = self._task, self._stop, self._ready
         self._task = None
         self._client = None
         if task is None:
             return
-        if stop is not None:
+        if ready is not None and ready.done() and stop is not None:
+            # a live session: let the SDK close it (and end a stdio server) in its own task
             stop.set()
-        try:
-            await asyncio.wait_for(asyncio.shield(task), 15.0)
-        except BaseException:
-            task.cancel()
-            with contextlib.suppress(BaseException):
-                await task
+            try:
+                await asyncio.wait_for(asyncio.shield(task), 15.0)
+                return
+            except BaseException:
+                pass
+        # still connecting (a server that never answers), or stuck closing: give up on it now
+        task.cancel()
+        with contextlib.suppress(BaseException):
+            await task
 
     async def aclose(self) -> None:
         """End the session (the SDK stops a stdio server's process)."""
         await self._end()
+
+
+def _retrieve(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()
 
 
 async def _still_answers(client: Client) -> bool:

@@ -86,11 +86,14 @@ class MCPTool(BaseTool):
 
     _connection: Connection = PrivateAttr()
     _loop: SessionLoop = PrivateAttr()
+    _owner: Any = PrivateAttr(default=None)
+    # the toolset: kept alive while a tool may be called (collecting it closes its sessions)
 
-    def attach(self, connection: Connection, loop: SessionLoop) -> MCPTool:
-        """Attach the session this tool calls through."""
+    def attach(self, connection: Connection, loop: SessionLoop, owner: Any = None) -> MCPTool:
+        """Attach the session this tool calls through (and the toolset that owns it)."""
         self._connection = connection
         self._loop = loop
+        self._owner = owner
         return self
 
     def _coroutine(self, arguments: dict[str, Any]) -> Any:

@@ -105,7 +105,7 @@ class MCPToolset:
             try:
                 return await connection.list_tools(self.connect_timeout)
             except BaseException as exc:
-                detail = _describe(exc)
+                detail = _describe(exc, self.connect_timeout)
                 raise MCPConnectionError(
                     f"MCP server `{name}` could not be started or listed: {detail}. Check its "
                     f"entry ({_where(self.servers[name])}) and that the program runs on its own",
@@ -161,7 +161,7 @@ class MCPToolset:
             call_timeout=server.timeout,
             connect_timeout=self.connect_timeout,
         )
-        return tool.attach(self._connections[name], self._loop)
+        return tool.attach(self._connections[name], self._loop, owner=self)
 
     # -- introspection ---------------------------------------------------------------------------
 
@@ -232,9 +232,9 @@ def _where(server: MCPServer) -> str:
     return f"url {getattr(server, 'url', '')!r}"
 
 
-def _describe(exc: BaseException) -> str:
+def _describe(exc: BaseException, timeout: float) -> str:
     if isinstance(exc, BaseExceptionGroup):
-        return "; ".join(_describe(e) for e in exc.exceptions)
+        return "; ".join(_describe(e, timeout) for e in exc.exceptions)
     if isinstance(exc, TimeoutError):
-        return "no answer in time"
+        return f"no answer within connect_timeout={timeout:g} s"
     return f"{type(exc).__name__}: {exc}"

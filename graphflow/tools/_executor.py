@@ -45,7 +45,7 @@ from graphflow.tools.approval import APPROVAL_REQUEST, parse_decision
 from graphflow.tools.errors import ToolErrorType, classify_exception, default_hint
 from graphflow.tools.policy import Recovery, ToolPolicy
 from graphflow.tools.result import RESULT_KEY, ToolResult, error_content, tool_result
-from graphflow.tools.serialize import serialize_result
+from graphflow.tools.serialize import serialize_result, truncate
 
 logger = logging.getLogger("graphflow.tools")
 
@@ -266,7 +266,9 @@ class _Call:
             error_message=failure.message,
             attempts=failure.attempts,
         )
-        content = error_content(failure.error_type, self.name, failure.message, failure.hint)
+        # an error is a result too: its message is bounded like one, the hint is kept
+        message = truncate(failure.message, self.policy.max_result_chars)
+        content = error_content(failure.error_type, self.name, message, failure.hint)
         if recovery == "approval":
             if self.message_id is None:
                 self.message_id = f"gf-approval-{self.call['id']}"

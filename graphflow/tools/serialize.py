@@ -7,7 +7,10 @@
   JSON (`ensure_ascii=False`, keys in insertion order; sets sorted; dates in ISO format;
   anything else by `str()`).
 * Text longer than `max_chars` keeps its first `max_chars` characters and ends with a note
-  saying how much was cut, so the model knows the result is incomplete.
+  saying how much was cut, so the model knows the result is incomplete. For content blocks the
+  bound is on the whole result: blocks are kept in order while they fit (a block's size is its
+  text, or the characters of its data — an image's base64), the block that crosses the bound
+  keeps the text that fits, and the rest are left out, with the note.
 """
 
 from __future__ import annotations
@@ -29,12 +32,7 @@ __all__ = ("serialize_result", "truncate")
 def serialize_result(value: Any, *, max_chars: int | None = None) -> str | list[Any]:
     """Message content for a tool's return value (see the module docstring)."""
     if isinstance(value, list) and value and all(_is_block(v) for v in value):
-        return [
-            {**v, "text": truncate(v["text"], max_chars)}
-            if isinstance(v, dict) and isinstance(v.get("text"), str)
-            else v
-            for v in value
-        ]
+        return _bound_blocks(value, max_chars)
     return truncate(_to_text(value), max_chars)
 
 
@@ -47,6 +45,46 @@ def truncate(text: str, max_chars: int | None) -> str:
         f"{text[:max_chars]}\n[... result truncated: {cut} of {len(text)} characters omitted; "
         "ask for a smaller part if you need the rest]"
     )
+
+
+def _bound_blocks(blocks: list[Any], max_chars: int | None) -> list[Any]:
+    """The blocks, cut so that together they hold at most `max_chars` characters (+ a note)."""
+    sizes = [_block_size(b) for b in blocks]
+    total = sum(sizes)
+    if max_chars is None or total <= max_chars:
+        return list(blocks)
+    out: list[Any] = []
+    left = max_chars
+    for block, size in zip(blocks, sizes, strict=True):
+        if size <= left:
+            out.append(block)
+            left -= size
+            continue
+        text = block if isinstance(block, str) else block.get("text")
+        if isinstance(text, str) and left > 0:  # the crossing block keeps what fits
+            out.append(text[:left] if isinstance(block, str) else {**block, "text": text[:left]})
+            left = 0
+        break
+    whole = sum(1 for kept, block in zip(out, blocks, strict=False) if kept is block)
+    note = f"[... result truncated: {total - (max_chars - left)} of {total} characters omitted"
+    if len(blocks) > 1:
+        note += f"; {len(blocks) - whole} of {len(blocks)} content blocks cut or left out"
+    note += "; ask for a smaller part if you need the rest]"
+    last = out[-1] if out else None
+    if isinstance(last, str):
+        out[-1] = f"{last}\n{note}"
+    elif isinstance(last, dict) and isinstance(last.get("text"), str):
+        out[-1] = {**last, "text": f"{last['text']}\n{note}"}
+    else:
+        out.append({"type": "text", "text": note})
+    return out
+
+
+def _block_size(block: Any) -> int:
+    """Characters a block puts before the model: its text, or its data (base64, URL...)."""
+    if isinstance(block, str):
+        return len(block)
+    return sum(len(v) for k, v in block.items() if k != "type" and isinstance(v, str | bytes))
 
 
 def _is_block(value: Any) -> bool:

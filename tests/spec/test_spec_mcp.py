@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import gc
 import json
+import os
+import subprocess
 import sys
 import textwrap
+import time
+import uuid
 from pathlib import Path
 
 import jsonschema
@@ -82,3 +87,99 @@ def test_mcp_entry_errors_name_the_field_path_and_line(folder, entry, path, says
         load_spec(spec)
     assert info.value.path == path and info.value.line == 6, str(info.value)
     assert says in str(info.value) and str(info.value).startswith(f"{spec}:6: {path}: ")
+
+
+# -- the servers a spec starts belong to the loaded tree ------------------------------------------
+
+
+def _marked(mark: str) -> list[int]:
+    """Live processes whose environment holds `GF_TEST_MARK=<mark>`."""
+    needle = f"GF_TEST_MARK={mark}".encode()
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            environ = Path(f"/proc/{entry}/environ").read_bytes()
+            state = Path(f"/proc/{entry}/stat").read_text().split()[2]
+        except OSError:
+            continue
+        if needle in environ.split(b"\0") and state != "Z":
+            found.append(int(entry))
+    return found
+
+
+def _gone(mark: str, timeout: float = 30.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while _marked(mark) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not _marked(mark)
+
+
+@pytest.fixture
+def marked(folder: Path) -> tuple[Path, str]:
+    """A spec whose time server carries a unique mark in its environment."""
+    mark = f"gf-{uuid.uuid4().hex}"
+    servers = {
+        "time": {
+            "command": sys.executable,
+            "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"],
+            "env": {"GF_TEST_MARK": mark},
+        }
+    }
+    (folder / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    spec = folder / "clock.yaml"
+    spec.write_text(SPEC)
+    return spec, mark
+
+
+def test_closing_the_tree_stops_its_servers(marked) -> None:
+    spec, mark = marked
+    with load_spec(spec) as agent:
+        assert _marked(mark)  # started by the load
+        assert "Asia/Tokyo" in agent.invoke("now", checkpointer="memory:")["answer"]
+    assert _gone(mark)
+    agent.close()  # idempotent
+    again = load_spec(spec)
+    assert _marked(mark)
+    again.close()
+    assert _gone(mark)
+
+
+async def test_async_with_closes_the_tree_too(marked) -> None:
+    spec, mark = marked
+    async with load_spec(spec) as agent:
+        assert _marked(mark)
+        assert "Asia/Tokyo" in (await agent.ainvoke("now", checkpointer="memory:"))["answer"]
+    assert _gone(mark)
+
+
+def test_a_dropped_tree_stops_its_servers(marked) -> None:
+    spec, mark = marked
+    agent = load_spec(spec)
+    assert _marked(mark)
+    del agent
+    gc.collect()
+    assert _gone(mark)
+
+
+def test_a_spec_that_fails_after_starting_servers_stops_them(marked) -> None:
+    spec, mark = marked
+    spec.write_text(SPEC.replace("output_key: answer", "output_key: answer\nmax_iterations: 0"))
+    with pytest.raises(SpecError, match="max_iterations"):
+        load_spec(spec)
+    assert _gone(mark)
+
+
+def test_the_servers_stop_when_the_process_ends(marked) -> None:
+    spec, mark = marked
+    code = "import sys\nfrom graphflow import load_spec\nteam = load_spec(sys.argv[1])\n"
+    root = Path(__file__).resolve().parents[2]
+    subprocess.run(
+        [sys.executable, "-c", code, str(spec)],
+        check=True,
+        timeout=120,
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+    )
+    assert _gone(mark)

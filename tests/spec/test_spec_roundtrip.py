@@ -233,11 +233,7 @@ def test_models_by_name_with_settings(tmp_path, monkeypatch) -> None:
     assert agent.to_spec() == yaml.safe_load(NAMED)
     chat = agent.sub_agents_list[0].chat_model()
     assert (chat.model_name, chat.temperature, chat.max_tokens) == ("gpt-4o-mini", 0, 200)
-    monkeypatch.delenv("OPENAI_API_KEY")
-    with pytest.raises(SpecError) as info:
-        load_spec(spec)  # the build-time check names the field it is about
-    assert str(info.value).startswith(f"{spec}:6: sub_agents[0].model: ")
-    assert "OPENAI_API_KEY" in str(info.value)
+    # without a key the spec still loads: see test_spec_credentials.py
 
 
 def test_json_spec_errors_name_the_line(tmp_path) -> None:

@@ -91,6 +91,68 @@ def test_a_tool_that_returns_content_blocks_and_an_artifact_is_truncated_too(run
     run_mode.invoke(agent, "go")
     seen = model.requests[1][-1]
     assert isinstance(seen, ToolMessage) and seen.artifact == {"pages": 2}
-    first, second = seen.content
-    assert first["text"].startswith("a" * 50 + "\n[... result truncated: 450 of 500 characters")
-    assert second == {"type": "text", "text": "short"}
+    # the bound is on the whole result: the first block takes it all, the second is left out
+    (first,) = seen.content
+    assert first["text"].startswith("a" * 50 + "\n[... result truncated: 455 of 505 characters")
+    assert "2 of 2 content blocks cut or left out" in first["text"]
+
+
+def _chars(content) -> int:
+    if isinstance(content, str):
+        return len(content)
+    return sum(len(b) if isinstance(b, str) else len(json.dumps(b)) for b in content)
+
+
+def test_max_result_chars_bounds_the_whole_result_not_each_block(run_mode):
+    megabyte = "m" * 1_000_000
+
+    @tool
+    def dump(n: int) -> list:
+        """Ten large blocks (text, a plain string, an image)."""
+        blocks: list = [{"type": "text", "text": megabyte} for _ in range(8)]
+        return [*blocks, megabyte, {"type": "image", "base64": megabyte, "mime_type": "image/png"}]
+
+    @tool
+    def pictures(n: int) -> list:
+        """A small text block, then a large image."""
+        return [{"type": "text", "text": "caption"}, {"type": "image", "base64": megabyte}]
+
+    model = ScriptedChatModel(
+        replies=[tool_call("dump", {"n": 1}), tool_call("pictures", {"n": 1}), "ok"]
+    )
+    agent = ReactAgent(name="reader", model=model, tools=[dump, pictures])  # default: 20,000
+    run_mode.invoke(agent, "go")
+    dumped, pictured = model.requests[1][-1], model.requests[2][-1]
+    assert _chars(dumped.content) < 20_000 + 500
+    (only,) = dumped.content
+    # 9 MB of text and a 1 MB image (+ its 9-character mime type): 20,000 of them are kept
+    assert only["text"].startswith(
+        "m" * 20_000 + "\n[... result truncated: 9980009 of 10000009 characters omitted"
+    )
+    assert "10 of 10 content blocks cut or left out" in only["text"]
+    # a block that does not fit and has no text to cut is left out whole, with the note
+    assert _chars(pictured.content) < 500
+    (caption,) = pictured.content
+    assert caption["text"].startswith("caption\n[... result truncated: 1000000 of 1000007")
+    assert "1 of 2 content blocks cut or left out" in caption["text"]
+
+
+def test_max_result_chars_bounds_an_error_result_too(run_mode):
+    @tool
+    def explode(n: int) -> str:
+        """Fails with a huge message."""
+        raise ValueError("boom " * 200_000)
+
+    model = ScriptedChatModel(replies=[tool_call("explode", {"n": 1}), "ok"])
+    agent = ReactAgent(
+        name="reader",
+        model=model,
+        tools=[explode],
+        default_tool_policy=ToolPolicy(max_result_chars=1000, recovery={"UNKNOWN": "return"}),
+    )
+    run_mode.invoke(agent, "go")
+    seen = model.requests[1][-1]
+    assert isinstance(seen, ToolMessage) and seen.status == "error"
+    assert seen.content.startswith("Error [UNKNOWN] in tool `explode`: ValueError: boom")
+    assert len(seen.content) < 1000 + 300 and "result truncated" in seen.content
+    assert "\nHint: " in seen.content  # the message is cut, not the hint
