@@ -54,8 +54,11 @@ def _store_error(spec: str, path: str, problem: str, fix: str) -> CheckpointStor
     )
 
 
-def _sqlite_path(spec: str) -> str:
-    """The file of a `sqlite:///` URL, checked: its folder exists or can be made, it is writable."""
+def _sqlite_target(spec: str) -> Path | None:
+    """The file a `sqlite:///` URL names (None for `:memory:`), checked without touching the disk.
+
+    It is a path, not a directory, with no file where a folder should be.
+    """
     path = spec[len(_SQLITE) :]
     if "?" in path:
         raise GraphflowConfigError(
@@ -68,7 +71,7 @@ def _sqlite_path(spec: str) -> str:
             "working directory) or sqlite:////absolute/path/runs.db"
         )
     if path == ":memory:":
-        return path
+        return None
     target = Path(path).expanduser()
     if target.is_dir():
         raise _store_error(spec, str(target), "that is a directory", "name a file inside it")
@@ -80,6 +83,15 @@ def _sqlite_path(spec: str) -> str:
                     spec, str(target), f"{ancestor} is a file, not a folder", "choose another path"
                 )
             break
+    return target
+
+
+def _sqlite_path(spec: str) -> str:
+    """The file of a `sqlite:///` URL, checked: its folder exists or can be made, it is writable."""
+    target = _sqlite_target(spec)
+    if target is None:
+        return ":memory:"
+    parent = target.parent
     try:
         parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -222,8 +234,8 @@ def store_exists(spec: Any) -> bool:
     """
     if not (isinstance(spec, str) and spec.startswith(_SQLITE)):
         return True
-    path = spec[len(_SQLITE) :]
-    return path == ":memory:" or Path(path).expanduser().is_file()
+    target = _sqlite_target(spec)  # a URL that can never work is an error for reads too
+    return target is None or target.is_file()
 
 
 @contextmanager

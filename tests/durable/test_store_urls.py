@@ -29,16 +29,24 @@ def _team(calls) -> SequentialAgent:
     )
 
 
-def _store_error(calls, url: str) -> CheckpointStoreError:
-    """The error a run on `url` raises — the same from invoke, compile, runs and ainvoke."""
+def _store_error(calls, url: str, *, nothing_to_read: bool = False) -> CheckpointStoreError:
+    """The error a run on `url` raises — the same from invoke, compile, runs and ainvoke.
+
+    With `nothing_to_read` (a store file that does not exist and cannot be made), a read finds
+    no runs instead: reads never create a store, so they never try to.
+    """
     team = _team(calls)
     errors = []
-    for attempt in (
+    attempts = [
         lambda: team.invoke("go", thread_id="t", checkpointer=url),
         lambda: team.compile(checkpointer=url),
-        lambda: team.runs(checkpointer=url),
         lambda: asyncio.run(team.ainvoke("go", thread_id="t", checkpointer=url)),
-    ):
+    ]
+    if nothing_to_read:
+        assert team.runs(checkpointer=url) == []
+    else:
+        attempts.append(lambda: team.runs(checkpointer=url))
+    for attempt in attempts:
         with pytest.raises(CheckpointStoreError) as caught:
             attempt()
         errors.append(caught.value)
@@ -86,7 +94,7 @@ def test_a_directory_as_the_file(calls, tmp_path: Path) -> None:
 )
 def test_a_read_only_location(calls, path: str, says: str) -> None:
     url = f"sqlite:///{path}"
-    error = _store_error(calls, url)
+    error = _store_error(calls, url, nothing_to_read=True)
     assert repr(url) in str(error) and f"(path {path})" in str(error) and says in str(error)
     assert "choose a" in str(error)
     assert not Path(path).exists()
@@ -98,7 +106,7 @@ def test_a_folder_without_write_permission(calls, tmp_path: Path) -> None:
     locked.mkdir()
     locked.chmod(0o555)
     try:
-        error = _store_error(calls, f"sqlite:///{locked}/runs.db")
+        error = _store_error(calls, f"sqlite:///{locked}/runs.db", nothing_to_read=True)
     finally:
         locked.chmod(0o755)
     assert "read-only for this process" in str(error)
