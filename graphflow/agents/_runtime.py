@@ -4,7 +4,8 @@ Agent specs (this package) are declarative. Building a graph (`graphflow.strateg
 (checkpointers, leases, errors, events: `graphflow.runtime`) and drawing it
 (`graphflow.visualize`) live in layers *above* the specs, which import them. So that
 `agent.invoke(...)` needs no import edge back up, those layers install one `AgentRuntime` here
-when graphflow is imported (in `graphflow/__init__.py`, the one place that knows every layer), and
+when graphflow is wired (in `graphflow/_public.py`, the one place that knows every layer, loaded
+by the first public name used or the first agent call), and
 the agent methods delegate to it.
 """
 
@@ -52,7 +53,12 @@ def install(implementation: AgentRuntime) -> None:
 
 def runtime() -> AgentRuntime:
     """The installed runtime."""
-    if _installed is None:  # pragma: no cover - graphflow/__init__ always installs it
+    if _installed is None:
+        # `graphflow/__init__` loads its names lazily: wire the layers on the first agent call
+        import importlib
+
+        importlib.import_module("graphflow._public")
+    if _installed is None:  # pragma: no cover - graphflow._public always installs it
         raise GraphflowError(
             "graphflow's runtime is not installed; import graphflow (not only graphflow.agents)"
         )

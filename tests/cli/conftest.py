@@ -112,6 +112,8 @@ def cli_env(app_dir: Path, **extra: str) -> dict[str, str]:
     env.pop("OPENAI_API_KEY", None)
     env.update(extra)
     env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
+    # as in an activated virtualenv: `graphflow` on PATH is this Python's console script
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     return env
 
 
