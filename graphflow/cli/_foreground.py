@@ -27,9 +27,14 @@ workers: list[threading.Thread] = []
 
 
 def stop_on_signals() -> None:
-    """Make SIGTERM stop the program as Ctrl-C does (a `KeyboardInterrupt` in the main thread)."""
+    """Make SIGINT and SIGTERM stop the program as Ctrl-C does (a `KeyboardInterrupt`).
+
+    SIGINT too: a program started in the background by a non-interactive shell inherits it
+    ignored, and would then run on after `kill -INT`.
+    """
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, signal.default_int_handler)
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, signal.default_int_handler)
 
 
 def mute_interrupts() -> None:
