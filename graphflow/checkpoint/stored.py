@@ -49,8 +49,8 @@ def stored_run_info(saver: Any, thread_id: str) -> tuple[RunInfo, bool] | None:
         status = "interrupted"
     elif errors:
         status = "failed"
-    elif root is not None and root in statuses:
-        status = "done"
+    elif statuses.get(root, "running") != "running" and not _due(found.checkpoint):
+        status = "done"  # the root agent ended, and no node waits to run
     else:
         status = "running"
     agent = None

@@ -158,7 +158,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         return DONE
     values = dict(snapshot.values or {})
     statuses = dict(values.get("agent_status") or {})
-    passes = _inner_progress(reader.saver, thread_id, statuses)
+    passes = _inner_progress(reader.saver, thread_id) if info.status != "done" else {}
     print(
         f"thread {thread_id}: {info.status} (agent {agent.name}, step {info.step}, "
         f"updated {info.updated_at})"
@@ -169,11 +169,12 @@ def cmd_show(args: argparse.Namespace) -> int:
     around = _ancestors(agent, info.agent) if info.status != "done" else set()
     for sub in agent.walk():
         status = statuses.get(sub.name, "not run")
-        if sub.name in passes:
-            done = passes[sub.name]
-            status = f"{done} pass{'es' if done != 1 else ''} done"
         if (sub.name == info.agent or sub.name in around) and info.status != "done":
             status = info.status  # the innermost agent the run is in (or stopped in), and around it
+        if sub.name in passes and not sub.sub_agents_list:
+            done = passes[sub.name]
+            finished = f"{done} pass{'es' if done != 1 else ''} done"
+            status = finished if status == "not run" else f"{status}, {finished}"
         key = result_key(sub)
         output = f"  {key} = {clip(values.get(key))}" if key and key in values else ""
         print(f"  {sub.name:<20} {status:<14}{output}".rstrip())
@@ -188,11 +189,12 @@ def cmd_show(args: argparse.Namespace) -> int:
     return DONE
 
 
-def _inner_progress(saver: Any, thread_id: str, statuses: dict[str, Any]) -> dict[str, int]:
+def _inner_progress(saver: Any, thread_id: str) -> dict[str, int]:
     """Agents inside an unfinished run: how many times each finished (a loop's passes).
 
-    The root state learns an inner agent's status only when the agent around it ends; until then
-    each finished run of an agent is one subgraph namespace whose newest checkpoint has its status.
+    The root state learns an inner agent's status only when the agent around it ends, and keeps
+    only its last one; each finished run of an agent is one subgraph namespace whose newest
+    checkpoint has its status.
     """
     from graphflow.exceptions import GraphflowError
 
@@ -208,7 +210,7 @@ def _inner_progress(saver: Any, thread_id: str, statuses: dict[str, Any]) -> dic
                 finished.setdefault(name, set()).add(namespace)
     except (GraphflowError, ValueError, TypeError):
         return {}
-    return {name: len(spaces) for name, spaces in finished.items() if name not in statuses}
+    return {name: len(spaces) for name, spaces in finished.items()}
 
 
 def _ancestors(root: Agent, name: str | None) -> set[str]:

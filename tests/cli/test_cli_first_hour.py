@@ -133,3 +133,32 @@ def test_ctrl_c_while_starting_says_nothing_ran(app_dir: Path, env_for) -> None:
     assert "before the run started: nothing to resume" in err
     assert "graphflow run slow_import.py:team hi" in err  # how to start it again
     assert "thread" not in err
+
+
+def test_show_on_a_stopped_loop_counts_finished_passes(app_dir: Path, run_cli, env_for) -> None:
+    import re
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "graphflow", "run", "cli_app.py:looped", "go", "--thread-id", "s1"],
+        cwd=app_dir,
+        env=env_for(app_dir),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        for _ in range(1200):
+            if (app_dir / "second_pass").exists():
+                break
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "stopped thread s1 in looped/drafter. Resume with: graphflow resume s1" in err, err
+    shown = run_cli(app_dir, "show", "s1").stdout
+    assert "thread s1: stopped" in shown, shown
+    assert re.search(r"^  drafter +stopped, 1 pass done", shown, re.M), shown
+    assert re.search(r"^  checker +completed, 1 pass done", shown, re.M), shown
