@@ -22,8 +22,7 @@ from typing import Any
 from graphflow import events as ev
 from graphflow._commands import password_note, python_words, run_command, shell_join, store_words
 from graphflow.checkpoint.stored import AGENT_KEY
-from graphflow.cli import TARGET_KEY, follow, mark_stopped
-from graphflow.cli._foreground import mute_interrupts
+from graphflow.cli import TARGET_KEY, follow, mark_stopped, mute_interrupts
 from graphflow.testing import ScriptedChatModel
 
 from .report import slug, write_report

@@ -7,12 +7,18 @@ LangGraph; each command imports what it needs. Modules: `_parser` (the options),
 asks about kinds and drawing formats). Printed commands come from `graphflow._commands`.
 
 For a program of its own (like `examples/competitive_analysis.py`), `follow`, `stop_on_signals`,
-`mark_stopped` and `exit_now` give the same clean Ctrl-C as `graphflow run`.
+`mute_interrupts`, `mark_stopped` and `exit_now` give the same clean Ctrl-C as `graphflow run`.
 """
 
 from graphflow.cli._app import console, main
 from graphflow.cli._errors import CliError
-from graphflow.cli._foreground import exit_now, follow, mark_stopped, stop_on_signals
+from graphflow.cli._foreground import (
+    exit_now,
+    follow,
+    mark_stopped,
+    mute_interrupts,
+    stop_on_signals,
+)
 from graphflow.cli._targets import TARGET_KEY, load_agent
 
 __all__ = (
@@ -24,5 +30,6 @@ __all__ = (
     "load_agent",
     "main",
     "mark_stopped",
+    "mute_interrupts",
     "stop_on_signals",
 )
