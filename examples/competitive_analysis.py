@@ -11,16 +11,29 @@ builds its own team when loaded, so the models follow the environment at that mo
 
 from __future__ import annotations
 
+import signal
 import sys
 from pathlib import Path
 
-# the package is imported as examples.competitive_analysis: this file's own name is taken
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+if __name__ == "__main__":
+    # a stop while the libraries load is one line too, not a traceback from deep inside them
+    for _signal in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(_signal, signal.default_int_handler)
 
-from examples.competitive_analysis import build, web_search  # noqa: E402
-from examples.competitive_analysis.run import main as _main  # noqa: E402
+try:
+    # the package is imported as examples.competitive_analysis: this file's own name is taken
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-team = build()
+    from examples.competitive_analysis import build, web_search
+    from examples.competitive_analysis.run import main as _main
+
+    team = build()
+except KeyboardInterrupt:
+    if __name__ != "__main__":
+        raise
+    print("\nstopped while starting, before the run started: nothing to resume", file=sys.stderr)
+    raise SystemExit(130) from None
+
 pipeline = team.pipeline
 researcher, refine, writer, reviewer = team.researcher, team.refine, team.writer, team.reviewer
 research_model, writer_model, reviewer_model = (
@@ -38,4 +51,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from graphflow.cli import exit_now
+
+    try:
+        code = main()
+    except KeyboardInterrupt:  # between two of main's own steps
+        code = 130
+    exit_now(code)  # without waiting for a model or tool call abandoned by a stop

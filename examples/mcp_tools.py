@@ -5,14 +5,16 @@ this folder in one turn (both tools are read-only, so the calls run concurrently
 file, tries one outside the allowed folder (a PERMISSION_DENIED result the model reads), and
 answers. With OPENAI_API_KEY set it uses `openai:$GRAPHFLOW_MODEL` (default gpt-4o-mini).
 
-    bash .ci/setup_tools.sh .venv          # the npm servers into .cache/npm, mcp-server-time
+    bash .ci/setup_tools.sh .venv          # once: the npm servers into .cache/npm, mcp-server-time
     python examples/mcp_tools.py "What time is it in Tokyo, and what is in this folder?"
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -61,6 +63,23 @@ def build(mcp: MCPToolset) -> ReactAgent:
     )
 
 
+SETUP = "bash .ci/setup_tools.sh .venv"
+"""The one command that installs this example's MCP servers (run from the repository root)."""
+
+
+def missing_servers() -> list[str]:
+    """What this example's MCP servers need and this machine lacks (empty when all is there)."""
+    missing = []
+    if importlib.util.find_spec("mcp_server_time") is None:
+        missing.append("the Python package mcp-server-time")
+    if shutil.which("node") is None:
+        missing.append("node")
+    server = HERE.parent / ".cache/npm/node_modules/@modelcontextprotocol/server-filesystem"
+    if not (server / "dist" / "index.js").is_file():
+        missing.append("the npm package @modelcontextprotocol/server-filesystem in .cache/npm")
+    return missing
+
+
 def main(question: str) -> str:
     config = load_mcp_config(HERE / "mcp.json")
     # run the time server with this interpreter, so it is found in this virtualenv
@@ -74,4 +93,11 @@ def main(question: str) -> str:
 
 
 if __name__ == "__main__":
+    if lacking := missing_servers():
+        print(
+            f"mcp_tools.py needs its MCP servers ({', '.join(lacking)} missing): run `{SETUP}` "
+            "from the repository root first",
+            file=sys.stderr,
+        )
+        raise SystemExit(1)
     print(main(" ".join(sys.argv[1:]) or "What time is it in Tokyo, and what is in this folder?"))

@@ -1,95 +1,16 @@
 """graphflow: declarative multi-agent teams that compile to one LangGraph `StateGraph`.
 
-This module is the public surface, and the one place that wires graphflow's layers together:
-it registers the built-in strategies (by importing `graphflow.strategies`) and installs the run
-facade agents delegate to (see `graphflow.agents._runtime`).
+This module is the public surface. Its names are loaded on first use (PEP 562), from
+`graphflow._public`, the one place that wires graphflow's layers together: `import graphflow`
+alone (the `graphflow` command's start) imports neither LangGraph nor LangChain.
 """
 
-from graphflow.agents import (
-    Agent,
-    FunctionAgent,
-    LlmRoutingAgent,
-    LoopAgent,
-    ParallelAgent,
-    ReactAgent,
-    SequentialAgent,
-    output_contains,
-)
-from graphflow.agents._runtime import install as _install_runtime
-from graphflow.checkpoint import CheckpointInfo, RunInfo, allow_types
-from graphflow.context import (
-    ContextStats,
-    HybridContext,
-    LoopBreaker,
-    ObservationMasking,
-    Summarization,
-    count_tokens,
-)
-from graphflow.exceptions import (
-    AgentRunError,
-    AgentSpecError,
-    CallLimitExceeded,
-    CheckpointStoreError,
-    CheckpointTypeError,
-    DataflowError,
-    GraphflowConfigError,
-    GraphflowError,
-    InputError,
-    InstructionTemplateError,
-    InvalidToolParamError,
-    MCPConnectionError,
-    ModelAuthError,
-    ModelCallError,
-    ModelCallLimitExceeded,
-    ModelConnectionError,
-    ModelRateLimitError,
-    ModelRequestError,
-    ModelServerError,
-    ModelTimeoutError,
-    OffloadKeyError,
-    OutputValidationError,
-    ParallelBranchError,
-    RendererMissingError,
-    RoutingError,
-    RunNotFoundError,
-    RunStateError,
-    StateValueError,
-    ThreadBusyError,
-    ToolCallLimitExceeded,
-    ToolError,
-    ToolPermissionError,
-    ToolResourceNotFoundError,
-    ToolTimeoutError,
-)
-from graphflow.hooks import (
-    AgentContext,
-    AgentHook,
-    HookResult,
-    HumanApproval,
-    LoggingHook,
-    ModelCallLimit,
-    ModelFallback,
-    ModelHook,
-    ModelRequest,
-    ModelRetry,
-    ToolCallLimit,
-    ToolCallRequest,
-    ToolHook,
-)
-from graphflow.messages import instruction_message, is_instruction
-from graphflow.models import openai_model
-from graphflow.runtime import CompiledAgent
-from graphflow.runtime import Runtime as _Runtime
-from graphflow.spec import SpecError, load_spec
-from graphflow.strategies import (
-    BuildContext,
-    FlowGraphBuilder,
-    FlowGraphBuildingStrategy,
-    register_strategy,
-)
-from graphflow.tools import ToolErrorType, ToolPolicy, ToolResult, exit_loop, tool_result
+# ruff: noqa: F405 - the names of __all__ come from graphflow._public, loaded on first use
 
-_install_runtime(_Runtime())
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from graphflow._public import *  # noqa: F403
 
 __all__ = (
     "Agent",
@@ -174,3 +95,17 @@ __all__ = (
 )
 
 __version__ = "0.2.0"
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        import importlib
+
+        value = getattr(importlib.import_module("graphflow._public"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'graphflow' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -11,7 +11,7 @@ Modules: `corpus` (the notes and their search), `demo_models`, `team` (`build()`
 `run` (the command line).
 """
 
-from .team import Team, build, models, web_search
+from .team import Team, build, models, models_notice, web_search
 
 _team = build()
 pipeline = _team.pipeline
@@ -26,6 +26,7 @@ __all__ = (
     "Team",
     "build",
     "models",
+    "models_notice",
     "pipeline",
     "refine",
     "research_model",

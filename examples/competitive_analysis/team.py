@@ -33,6 +33,34 @@ def models() -> tuple[Any, Any, Any]:
     return demo_models()
 
 
+_OTHER_KEYS = {
+    "DASHSCOPE_API_KEY": (
+        "OPENAI_API_KEY=$DASHSCOPE_API_KEY "
+        "OPENAI_BASE_URL=https://dashscope.aliyuncs.com/compatible-mode/v1 GRAPHFLOW_MODEL=qwen-plus"
+    ),
+    "DEEPSEEK_API_KEY": (
+        "OPENAI_API_KEY=$DEEPSEEK_API_KEY OPENAI_BASE_URL=https://api.deepseek.com "
+        "GRAPHFLOW_MODEL=deepseek-chat"
+    ),
+    "OPENAI_KEY": "OPENAI_API_KEY=$OPENAI_KEY",
+}
+"""Key variables people set for this example that it does not read, and the setting it reads."""
+
+
+def models_notice() -> str:
+    """Which models the team runs on, in words: the real model, or the demo and how to leave it."""
+    if os.environ.get("OPENAI_API_KEY"):
+        where = os.environ.get("OPENAI_BASE_URL", "")
+        model = os.environ.get("GRAPHFLOW_MODEL", "gpt-4o-mini")
+        return f"openai:{model}" + (f" at {where}" if where else "")
+    text = "scripted demo models (offline; replies built from the bundled notes)"
+    unused = [name for name in _OTHER_KEYS if os.environ.get(name)]
+    if unused:
+        fixes = "; ".join(f"{name} is set but not read: use {_OTHER_KEYS[name]}" for name in unused)
+        return f"{text} — {fixes}"
+    return f"{text} — set OPENAI_API_KEY (and OPENAI_BASE_URL, GRAPHFLOW_MODEL) for a real model"
+
+
 @dataclass(frozen=True)
 class Team:
     """The agents of one team, and the models they use."""

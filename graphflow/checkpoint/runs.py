@@ -6,12 +6,23 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
+from graphflow._commands import resume_hint
+from graphflow.checkpoint._stop import is_marked
+
 if TYPE_CHECKING:
     from graphflow.checkpoint.leases import LeaseStore
 
-__all__ = ("CheckpointInfo", "RunInfo", "RunStatus", "list_runs", "run_history", "run_info")
+__all__ = (
+    "CheckpointInfo",
+    "RunInfo",
+    "RunStatus",
+    "list_runs",
+    "run_history",
+    "run_info",
+    "settle",
+)
 
-RunStatus = Literal["running", "crashed", "interrupted", "failed", "done", "unreadable"]
+RunStatus = Literal["running", "stopped", "crashed", "interrupted", "failed", "done", "unreadable"]
 
 
 @dataclass(frozen=True)
@@ -20,8 +31,9 @@ class RunInfo:
 
     `status` is `done` (finished), `interrupted` (waiting for `resume(thread_id, value)`),
     `failed` (a task raised; `resume` retries it), `running` (a live process holds the thread's
-    lease), `crashed` (unfinished, and no live process holds it: the process running it died —
-    `resume(thread_id)` continues it), or `unreadable` (its checkpoint cannot be loaded; `error`
+    lease), `stopped` (unfinished, stopped on purpose with Ctrl-C or SIGTERM), `crashed`
+    (unfinished, and no live process holds it: the process running it died), both continued by
+    `resume(thread_id)`, or `unreadable` (its checkpoint cannot be loaded; `error`
     says why).
     """
 
@@ -203,17 +215,25 @@ def list_runs(
                 error=f"cannot load: {type(exc).__name__}: {exc}",
             )
         if info is not None:
-            out.append(_with_hint(info, leases))
+            stopped = info.status == "running" and is_marked(saver, tid)
+            out.append(settle(info, leases, stopped=stopped))
         if limit is not None and len(out) >= limit:
             break
     return out
 
 
-def _with_hint(info: RunInfo, leases: LeaseStore | None) -> RunInfo:
-    resume = f"agent.resume({info.thread_id!r}) / graphflow resume TARGET {info.thread_id}"
+def settle(info: RunInfo, leases: LeaseStore | None, *, stopped: bool = False) -> RunInfo:
+    """`info` with a hint, and `running` made exact.
+
+    A live holder of the thread's lease runs it; else it was `stopped` (on purpose: the stop
+    mark) or `crashed` (its process died).
+    """
+    resume = resume_hint(info.thread_id)
     if info.status == "running" and leases is not None:
         holder = leases.holder(info.thread_id)
         if holder is None or not holder.alive():
+            if stopped:
+                return replace(info, status="stopped", hint=f"stopped on purpose; {resume}")
             return replace(
                 info,
                 status="crashed",

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from graphflow._commands import resume_hint
 from graphflow.exceptions import (
     GraphflowError,
     ModelAuthError,
@@ -323,10 +324,7 @@ def _thread_of(config: Any) -> str | None:
 def _resume(thread: str | None) -> str:
     if not thread:
         return ""
-    return (
-        f" Resume the run with `graphflow resume <file.py:agent> {thread}` or "
-        f"agent.resume({thread!r})."
-    )
+    return f" Resume the run with {resume_hint(thread)}."
 
 
 def _abandoned(

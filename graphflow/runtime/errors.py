@@ -16,6 +16,7 @@ from typing import Any
 
 from langgraph.errors import GraphRecursionError, InvalidUpdateError
 
+from graphflow._commands import resume_hint
 from graphflow.exceptions import AgentRunError, CheckpointStoreError, GraphflowError
 
 __all__ = ("translating",)
@@ -23,8 +24,7 @@ __all__ = ("translating",)
 
 def _commands(thread_id: str) -> str:
     return (
-        f"inspect it with agent.get_state({thread_id!r}), continue it with "
-        f"agent.resume({thread_id!r}) (CLI: graphflow resume TARGET {thread_id})"
+        f"inspect it with agent.get_state({thread_id!r}), continue it with {resume_hint(thread_id)}"
     )
 
 

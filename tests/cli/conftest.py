@@ -19,7 +19,7 @@ APP = textwrap.dedent(
     from langchain_core.messages import ToolMessage
     from langchain_core.tools import tool
 
-    from graphflow import FunctionAgent, HumanApproval, ReactAgent, SequentialAgent
+    from graphflow import FunctionAgent, HumanApproval, LoopAgent, ReactAgent, SequentialAgent
     from graphflow.testing import ScriptedChatModel, tool_call
 
     HERE = Path(__file__).parent
@@ -97,6 +97,20 @@ APP = textwrap.dedent(
         ],
     )
     not_an_agent = 42
+
+
+    def _draft(messages, n):
+        if n >= 1:  # the second pass hangs, until Ctrl-C
+            (HERE / "second_pass").write_text("x")
+            time.sleep(60)
+        return f"draft {n + 1}"
+
+
+    drafter = ReactAgent(name="drafter", model=ScriptedChatModel(fn=_draft), output_key="draft")
+    checker = ReactAgent(
+        name="checker", model=ScriptedChatModel(fn=lambda m, n: "again"), output_key="verdict"
+    )
+    looped = LoopAgent(name="looped", sub_agents=[drafter, checker], max_iterations=3)
     '''
 )
 
@@ -112,6 +126,8 @@ def cli_env(app_dir: Path, **extra: str) -> dict[str, str]:
     env.pop("OPENAI_API_KEY", None)
     env.update(extra)
     env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
+    # as in an activated virtualenv: `graphflow` on PATH is this Python's console script
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     return env
 
 

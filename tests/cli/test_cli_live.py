@@ -99,7 +99,7 @@ def test_ctrl_c_stops_cleanly_and_the_run_resumes(app_dir: Path, run_cli, env_fo
                 break
             time.sleep(0.05)
         proc.send_signal(signal.SIGINT)
-        screen = _read(leader, time.monotonic() + 30, stop="stopped. Resume")
+        screen = _read(leader, time.monotonic() + 30, stop="Resume with")
         screen += _read(leader, time.monotonic() + 2)
         code = proc.wait(timeout=30)
     finally:
@@ -107,10 +107,14 @@ def test_ctrl_c_stops_cleanly_and_the_run_resumes(app_dir: Path, run_cli, env_fo
             proc.kill()
         os.close(leader)
     assert code == 130
-    assert "stopped. Resume with: graphflow resume c1" in screen
+    assert "graphflow: stopped thread c1 in app/mark. Resume with: graphflow resume c1" in screen
     final = _plain_screen(screen)
     assert re.search(r"mark +stopped", final) and re.search(r"app +stopped", final), final
-    assert "Traceback" not in screen
+    assert "Traceback" not in screen and "Exception ignored" not in screen
+    # stopped on purpose, not crashed
+    assert re.search(r"^c1 +app +stopped +mark", run_cli(app_dir, "runs").stdout, re.M)
+    shown = run_cli(app_dir, "show", "c1").stdout
+    assert "thread c1: stopped" in shown and re.search(r"^  mark +stopped", shown, re.M), shown
     # resume shows the same live view
     proc, leader = _spawn(app_dir, env_for, "resume", "c1")
     try:

@@ -210,7 +210,7 @@ def test_a_crashed_owner_is_listed_crashed_and_resume_takes_over(tmp_path: Path)
     team = _team_like_worker(tmp_path)
     [info] = team.runs(checkpointer=store)
     assert info.status == "crashed" and info.agent == "second"
-    assert "agent.resume('shared')" in info.hint and "graphflow resume TARGET shared" in info.hint
+    assert "agent.resume('shared')" in info.hint and "graphflow resume shared" in info.hint
     # the dead process's lease is still in the store, but it no longer holds the thread
     holder = leases.lease_store(store, None).holder("shared")
     assert holder is not None and holder.pid == worker.pid and not holder.alive()

@@ -60,7 +60,7 @@ def test_unreachable_endpoint(clean_env) -> None:
     assert "Connection refused)" in message  # the transport's words, not only the SDK's
     assert f"model 'gpt-4o-mini' at {url}" in message
     assert f"OPENAI_BASE_URL (now {url})" in message
-    assert "graphflow resume <file.py:agent> t-1" in message and "agent.resume('t-1')" in message
+    assert "graphflow resume t-1" in message and "agent.resume('t-1')" in message
     assert "\n" not in message  # one line in the CLI
     assert (error.agent, error.agent_path, error.model, error.base_url) == (
         "writer",
@@ -317,8 +317,8 @@ def test_cli_prints_one_line(
     error = lines[1]
     assert error.startswith(f"graphflow: {kind.__name__}: Agent `a`:")
     assert f"model 'm' at {url}" in error and fix in error
-    assert lines[-1].startswith("graphflow: the run can continue:") and lines[-1].endswith("t9")
-    assert "graphflow resume <file.py:agent> t9" in error
+    assert lines[-1].startswith("graphflow: the run can continue:") and " resume t9 " in lines[-1]
+    assert "graphflow resume t9" in error
 
 
 def test_explain_model_error_leaves_other_errors_alone() -> None:

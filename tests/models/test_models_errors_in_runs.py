@@ -94,7 +94,7 @@ def test_a_model_call_error_names_path_model_endpoint_and_the_run_resumes(
     assert says in message and f"model 'gpt-4o-mini' at {url}" in message
     if retries and error.retryable:  # (a 401 is not retried: one request)
         assert f"at {url}, after {retries} retries)" in message
-    assert "graphflow resume <file.py:agent> t-9" in message and "agent.resume('t-9')" in message
+    assert "graphflow resume t-9" in message and "agent.resume('t-9')" in message
     assert "\n" not in message
     assert len(endpoint.requests) == sent
     # the fault is repaired; the run resumes and only the failed call is made again

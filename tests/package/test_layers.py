@@ -150,7 +150,9 @@ def test_the_core_never_imports_the_builtin_hooks() -> None:
 
 @pytest.mark.parametrize("leaf", ["graphflow.testing", "graphflow.cli"])
 def test_leaves_are_imported_by_nothing(leaf: str) -> None:
-    assert _importers_of(leaf) - {leaf} == set()
+    # a leaf package's own modules import each other; `python -m graphflow` starts the CLI
+    inside = {m for m in GRAPH if m == leaf or m.startswith(leaf + ".")}
+    assert _importers_of(leaf) - inside - {"graphflow.__main__"} == set()
 
 
 def _layers() -> tuple[dict[str, str], dict[str, set[str]]]:

@@ -10,18 +10,21 @@ from __future__ import annotations
 import argparse
 import asyncio
 import functools
-import os
-import shlex
 import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from graphflow.batch import BatchResult, default_batch_id, read_inputs
-from graphflow.batch.local import arun_plan, plan
+from graphflow._commands import password_note, run_command, store_words, without_password
+from graphflow.cli._errors import USAGE
+from graphflow.cli._say import say
+from graphflow.cli._targets import absolute, load_agent
 
-__all__ = ("add_batch_parser", "cmd_batch")
+if TYPE_CHECKING:
+    from graphflow.batch import BatchResult
+
+__all__ = ("add_batch_parser", "cmd_batch", "load_agent_by_path")
 
 
 def add_batch_parser(command: Callable[[str, str], argparse.ArgumentParser]) -> None:
@@ -81,40 +84,35 @@ class _Tally:
         )
 
 
-def _say(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
+_say = say
 
 
 def _command(args: argparse.Namespace, batch_id: str) -> str:
-    me = (
-        "graphflow"
-        if os.environ.get("VIRTUAL_ENV") or sys.argv[0].endswith("graphflow")
-        else f"{sys.executable} -m graphflow"
-    )
-    parts = ["batch", args.target, args.inputs, "--out", args.out, "--batch-id", batch_id]
+    """The command that continues this batch, ready to paste."""
+    words = ["batch", args.target, args.inputs, "--out", args.out, "--batch-id", batch_id]
     if args.engine != "local":
-        parts += ["--engine", args.engine]
-    return " ".join([me, *map(shlex.quote, parts)])
+        words += ["--engine", args.engine]
+    if args.ray_address:
+        words += ["--ray-address", args.ray_address]
+    return run_command(*words, *store_words(args.checkpointer)) + password_note(args.checkpointer)
 
 
-def cmd_batch(
-    args: argparse.Namespace,
-    load_agent: Callable[[str], Any],
-    store: str,
-    redact: Callable[[str], str],
-) -> int:
+def cmd_batch(args: argparse.Namespace) -> int:
     """Run the `batch` command; its exit code (0 every input done, 1 some failed, 130 stopped)."""
+    from graphflow.batch import default_batch_id, read_inputs
+
+    store = args.checkpointer
     agent = load_agent(args.target)
     inputs, bad = read_inputs(args.inputs, column=args.column)
     for line in bad:
         _say(f"{args.inputs} {line} — skipped")
     if not inputs:
         _say(f"{args.inputs} holds no input to run")
-        return 2
+        return USAGE
     batch_id = args.batch_id or default_batch_id(agent.name, inputs)
     _say(
         f"batch {batch_id}: {len(inputs)} inputs of {agent.name}, {args.concurrency} at once, "
-        f"store {redact(store)}, engine {args.engine}"
+        f"store {without_password(store)}, engine {args.engine}"
     )
     tally = _Tally(len(inputs), args.concurrency)
     results: dict[int, BatchResult] = {}
@@ -152,11 +150,13 @@ def cmd_batch(
 def _results(
     args: argparse.Namespace, agent: Any, inputs: list[Any], store: str, batch_id: str
 ) -> Iterator[BatchResult]:
+    from graphflow.batch.local import arun_plan, plan
+
     if args.engine == "ray":
         from graphflow.batch.ray import ray_batch_iter
 
         yield from ray_batch_iter(
-            functools.partial(load_agent_by_path, _absolute(args.target)),
+            functools.partial(load_agent_by_path, absolute(args.target)),
             inputs,
             checkpointer=store,
             concurrency=args.concurrency,
@@ -186,19 +186,8 @@ def _drive(stream: Any) -> Iterator[BatchResult]:
         loop.close()
 
 
-def _absolute(target: str) -> str:
-    where, sep, attr = target.rpartition(":")
-    if target.endswith((".yaml", ".yml", ".json")):
-        return str(Path(target).resolve())
-    if where.endswith(".py") or os.sep in where:
-        return f"{Path(where).resolve()}{sep}{attr}"
-    return target
-
-
 def load_agent_by_path(target: str) -> Any:
-    """Build the team a TARGET names (on a Ray worker)."""
-    from graphflow.cli import load_agent
-
+    """Build the team a TARGET names (on a Ray worker: picklable by reference)."""
     return load_agent(target)
 
 

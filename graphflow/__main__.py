@@ -1,0 +1,6 @@
+"""`python -m graphflow ...`: the `graphflow` command, also where its console script is not on PATH."""
+
+from graphflow.cli._app import console
+
+if __name__ == "__main__":
+    console()

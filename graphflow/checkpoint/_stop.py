@@ -1,0 +1,35 @@
+"""The stop mark: a run stopped on purpose (Ctrl-C, SIGTERM) says so in its store.
+
+One pending write on the run's newest root checkpoint. No LangGraph task has its id, so a resume
+ignores it, and the next checkpoint the resumed run writes no longer carries it. An unfinished run
+whose process is gone is then `stopped` when marked, `crashed` when not.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+STOP_TASK = "graphflow-stopped"
+"""Task id of the stop mark."""
+STOP_CHANNEL = "graphflow:stopped"
+
+
+def mark_stopped(saver: Any, thread_id: str) -> bool:
+    """Mark the run of `thread_id` as stopped on purpose; whether there was a run to mark."""
+    found = saver.get_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}})
+    if found is None:
+        return False
+    saver.put_writes(found.config, [(STOP_CHANNEL, {"at": time.time()})], STOP_TASK)
+    return True
+
+
+def stopped_mark(pending_writes: Any) -> bool:
+    """Whether a checkpoint's pending writes hold the stop mark."""
+    return any(w[0] == STOP_TASK and w[1] == STOP_CHANNEL for w in pending_writes or ())
+
+
+def is_marked(saver: Any, thread_id: str) -> bool:
+    """Whether the newest root checkpoint of `thread_id` holds the stop mark."""
+    found = saver.get_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}})
+    return found is not None and stopped_mark(found.pending_writes)
