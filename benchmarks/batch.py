@@ -29,14 +29,14 @@ TARGET = f"{HERE / 'batch_team.py'}:pipeline"
 
 
 def _load():  # type: ignore[no-untyped-def]
-    from graphflow._cli_batch import load_agent_by_path
+    from graphflow.cli._batch import load_agent_by_path
 
     return functools.partial(load_agent_by_path, TARGET)
 
 
 def local(n: int, concurrency: int, store: str) -> float:
     """Inputs a second of local `abatch`."""
-    from graphflow._cli_batch import load_agent_by_path
+    from graphflow.cli._batch import load_agent_by_path
     from graphflow.batch import abatch
 
     team = load_agent_by_path(TARGET)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from graphflow._cli_batch import load_agent_by_path
+from graphflow.cli._batch import load_agent_by_path
 from graphflow.exceptions import InputError
 
 # Ray would turn 127.0.0.1 into this machine's network address when connecting; keep it on
