@@ -122,7 +122,10 @@ class CompatibleMixin:
             raise GraphflowConfigError(missing)
 
     def _retries(self) -> int:
+        """The client's retries (`max_retries`; unset, the SDK's default, which its client has)."""
         retries = getattr(self, "max_retries", None)
+        if retries is None:
+            retries = getattr(getattr(self, "root_client", None), "max_retries", None)
         return retries if isinstance(retries, int) and retries > 0 else 0
 
     # -- bad replies are retried like server errors ----------------------------------------------

@@ -48,7 +48,8 @@ has `finish_reason: null`), and, for tool calls, `empty_tool_ids` / `missing_too
 `stop_after=N` takes the server down once it has answered N requests, as if it were stopped
 mid-run (later requests get no reply, then the port is closed); `start()` brings it back.
 
-429s and 5xx carry `retry-after-ms: 10` so the SDK's retries are quick; `retry_after_ms=None`
+429s and 5xx carry `retry-after-ms: 10` so the SDK's retries are quick (`retry_after=S` sends
+`Retry-After: S` instead; `error_text=` replaces `server_error`'s message); `retry_after_ms=None`
 leaves it out, and the SDK backs off on its own (0.5 s, then 1 s, less up to 25% jitter).
 """
 
@@ -213,6 +214,8 @@ class OpenAIServer:
         retry_after_ms: int | None = 10,
         stop_after: int | None = None,
         faults: int | None = None,
+        retry_after: float | None = None,
+        error_text: str | None = None,
     ) -> None:
         if behaviour not in (*BEHAVIOURS, *ERROR_MODES, *REPLY_FAULTS, *TOOL_ID_FAULTS, *COMBINED):
             raise ValueError(f"unknown behaviour {behaviour!r}")
@@ -220,6 +223,10 @@ class OpenAIServer:
         self.delay = delay
         self.retry_after_ms = retry_after_ms
         self.stop_after = stop_after
+        self.retry_after = retry_after
+        """`Retry-After` seconds on 429s and 5xx (instead of `retry-after-ms`), if set."""
+        self.error_text = error_text
+        """The message of `server_error`'s 500 (default: OpenAI's)."""
         self.faults = faults
         """Reply faults go to this many requests, then replies are normal (None: to all)."""
         self._faulted = 0
@@ -555,6 +562,8 @@ class _Handler(BaseHTTPRequestHandler):
         quick_retry = (
             {} if app.retry_after_ms is None else {"retry-after-ms": str(app.retry_after_ms)}
         )
+        if app.retry_after is not None:
+            quick_retry = {"retry-after": f"{app.retry_after:g}"}
         if (behaviour == "flaky_429" and flaky) or behaviour == "rate_limited":
             received.outcome = "429"
             payload = _error("Rate limit reached for requests", kind="requests")
@@ -569,7 +578,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(
                 500,
                 _error(
-                    "The server had an error while processing your request.", kind="server_error"
+                    app.error_text or "The server had an error while processing your request.",
+                    kind="server_error",
                 ),
                 quick_retry,
             )
