@@ -26,8 +26,8 @@ def unique_tool_call_ids(message: AIMessage) -> AIMessage:
     Returns `message` itself when its ids are already unique, else an updated copy (without
     the provider's raw `additional_kwargs["tool_calls"]`, which hold the old ids).
     """
-    calls = list(message.tool_calls)
-    invalid = list(message.invalid_tool_calls)
+    calls: list[Any] = list(message.tool_calls)
+    invalid: list[Any] = list(message.invalid_tool_calls)
     seen: set[str] = set()
     renamed = False
     for group in (calls, invalid):
@@ -38,7 +38,7 @@ def unique_tool_call_ids(message: AIMessage) -> AIMessage:
                 continue
             fresh = _fresh()
             seen.add(fresh)
-            group[i] = {**call, "id": fresh}  # type: ignore[assignment]
+            group[i] = {**call, "id": fresh}
             renamed = True
     if not renamed:
         return message

@@ -40,6 +40,7 @@ import logging
 import re
 import time
 from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -357,16 +358,13 @@ def compatible(model: Any) -> Any:
     return copy
 
 
-class _bad_json:
-    """Turn a body that does not parse as JSON into a `BadReply` (a context manager)."""
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> bool:
-        if isinstance(exc, json.JSONDecodeError):
-            raise BadReply("the reply was not valid JSON", _preview(f"{exc}: {exc.doc}")) from exc
-        return False
+@contextmanager
+def _bad_json() -> Iterator[None]:
+    """Turn a body that does not parse as JSON into a `BadReply`."""
+    try:
+        yield
+    except json.JSONDecodeError as exc:
+        raise BadReply("the reply was not valid JSON", _preview(f"{exc}: {exc.doc}")) from exc
 
 
 def _incomplete(state: _Stream) -> BadReply:

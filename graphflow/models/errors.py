@@ -361,7 +361,7 @@ def explain_model_error(
         ModelServerError: f"the model endpoint failed (HTTP {code})",
         ModelRequestError: f"the model endpoint rejected the request (HTTP {code})",
     }[kind]
-    if bad_reply:
+    if isinstance(exc, BadReply):
         what = f"the model endpoint sent a reply that cannot be used (HTTP 200: {exc.what})"
     thread = _thread_of(config)
     message = (
