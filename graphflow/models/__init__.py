@@ -40,6 +40,7 @@ from graphflow.models.resolve import (
     check_model,
     openai_model,
     parse_model_string,
+    require_api_key,
     resolve_model,
 )
 from graphflow.models.structured import (
@@ -85,6 +86,7 @@ __all__ = (
     "preset_names",
     "register_preset",
     "repair_tool_names",
+    "require_api_key",
     "resolve_model",
     "schema_note",
     "structured_methods",

@@ -55,7 +55,7 @@ from openai.resources.chat.completions import Completions
 from pydantic import PrivateAttr
 
 import graphflow.models._learned as _learned
-from graphflow.exceptions import GraphflowConfigError
+from graphflow.models._api_key import require_api_key
 from graphflow.models._bad_reply import BadReply
 from graphflow.models.options import CLIENT_OPTIONS
 from graphflow.models.presets import ProviderPreset, detect_preset, get_preset
@@ -118,9 +118,7 @@ class CompatibleMixin:
         return self.preset.string_tool_content or _learned.needs_string_content(self)
 
     def _check_key(self) -> None:
-        missing = getattr(self, "_missing_key", None)
-        if missing:
-            raise GraphflowConfigError(missing)
+        require_api_key(self)
 
     def _retries(self) -> int:
         """The client's retries (`max_retries`; unset, the SDK's default, which its client has)."""

@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 from langchain_core.language_models import BaseChatModel
 
 from graphflow.exceptions import GraphflowConfigError
+from graphflow.models._api_key import require_api_key
 from graphflow.models.options import CLIENT_OPTIONS, DEFAULT_TIMEOUT, MODEL_OPTIONS
 from graphflow.models.presets import ProviderPreset, detect_preset, get_preset, preset_names
 
@@ -38,6 +39,7 @@ __all__ = (
     "check_model",
     "openai_model",
     "parse_model_string",
+    "require_api_key",
     "resolve_model",
 )
 

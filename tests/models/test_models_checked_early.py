@@ -14,7 +14,7 @@ from graphflow import ModelFallback, ReactAgent, SequentialAgent
 from graphflow.cli import main as cli_main
 from graphflow.context import context_window
 from graphflow.exceptions import GraphflowConfigError, OutputValidationError
-from graphflow.models import openai_model
+from graphflow.models import openai_model, require_api_key
 from graphflow.spec import load_spec
 from graphflow.testing import ScriptedChatModel, tool_call
 
@@ -47,10 +47,13 @@ def test_a_spec_loads_and_draws_without_credentials(clean_env, tmp_path: Path, c
         team.invoke("tea")
 
 
-def test_a_key_set_later_is_not_needed_at_build(clean_env) -> None:
+def test_a_missing_key_is_raised_by_the_first_call_or_require_api_key(clean_env) -> None:
     model = openai_model("gpt-4o-mini")  # no key anywhere: building is fine
+    with pytest.raises(GraphflowConfigError, match=r"needs an API key.*OPENAI_API_KEY"):
+        require_api_key(model)  # what a runner calls when a run starts
     with pytest.raises(GraphflowConfigError, match=r"needs an API key"):
         model.invoke("hi")
+    require_api_key(openai_model("gpt-4o-mini", api_key="sk"))  # a key: nothing to say
 
 
 @pytest.mark.parametrize("model", ["foo:bar", "anthropic:claude-3", "gpt-4o-mini"])
