@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from graphflow.exceptions import GraphflowConfigError
+from graphflow.models.presets import get_preset
+
 __all__ = ("CONTEXT_WINDOWS", "DEFAULT_CONTEXT_WINDOW", "context_window", "model_name")
 
 DEFAULT_CONTEXT_WINDOW = 128_000
@@ -49,16 +52,27 @@ CONTEXT_WINDOWS: dict[str, int] = {
 
 
 def model_name(model: Any) -> str | None:
-    """The model name behind a chat model instance, or the string itself (`openai:` removed)."""
+    """The model name behind a chat model instance, or a model string's name (`provider:` removed)."""
     if model is None:
         return None
     if isinstance(model, str):
-        return model.split(":", 1)[1] if model.startswith("openai:") else model
+        provider, sep, name = model.partition(":")
+        if sep and _is_provider(provider):  # "dashscope:qwen-max" is the model qwen-max
+            return name
+        return model
     for attribute in ("model_name", "model", "model_id", "deployment_name"):
         value = getattr(model, attribute, None)
         if isinstance(value, str) and value:
             return value
     return None
+
+
+def _is_provider(name: str) -> bool:
+    try:
+        get_preset(name)
+    except GraphflowConfigError:
+        return False
+    return True
 
 
 def context_window(model: Any, override: int | None = None) -> int:

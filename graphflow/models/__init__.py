@@ -10,6 +10,8 @@
 * `invoke_structured` / `invoke_chat` — structured output by `json_schema`, `function_calling`,
   `json_mode` or `prompt`, with `auto` falling back on rejections and remembering what works.
 * `explain_model_error` / `model_call_errors` — provider errors as `ModelCallError`s.
+* `compatible(model)` — any LangChain `BaseChatOpenAI` with the same fixes and reply checks
+  (agents apply it to the models they are given).
 
 See docs/openai-compatible.md.
 """
@@ -38,6 +40,7 @@ from graphflow.models.resolve import (
     check_model,
     openai_model,
     parse_model_string,
+    require_api_key,
     resolve_model,
 )
 from graphflow.models.structured import (
@@ -59,6 +62,7 @@ __all__ = (
     "MODEL_OPTIONS",
     "STRUCTURED_OUTPUT_METHODS",
     "CompatibleChatOpenAI",
+    "CompatibleMixin",
     "ProviderPreset",
     "StructuredMethod",
     "StructuredOutput",
@@ -67,6 +71,7 @@ __all__ = (
     "ainvoke_structured",
     "check_chat_model_name",
     "check_model",
+    "compatible",
     "detect_preset",
     "explain_model_error",
     "forget_learned",
@@ -81,19 +86,25 @@ __all__ = (
     "preset_names",
     "register_preset",
     "repair_tool_names",
+    "require_api_key",
     "resolve_model",
     "schema_note",
     "structured_methods",
 )
 
 if TYPE_CHECKING:
-    from graphflow.models.chat_openai import CompatibleChatOpenAI, repair_tool_names
+    from graphflow.models.chat_openai import (
+        CompatibleChatOpenAI,
+        CompatibleMixin,
+        compatible,
+        repair_tool_names,
+    )
 
 
 def __getattr__(name: str) -> Any:
     # langchain-openai (and the openai SDK) load only when a model is built: `import graphflow`
     # stays fast for teams on other chat models
-    if name in ("CompatibleChatOpenAI", "repair_tool_names"):
+    if name in ("CompatibleChatOpenAI", "CompatibleMixin", "compatible", "repair_tool_names"):
         from graphflow.models import chat_openai
 
         return getattr(chat_openai, name)

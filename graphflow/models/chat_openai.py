@@ -17,16 +17,32 @@ What it changes, and only for the request/stream shapes that break elsewhere:
   from settings or `model_kwargs`) travel in `extra_body`, where the SDK sends them as body
   fields, instead of failing with `create() got an unexpected keyword argument`.
 
+* **unusable 200 replies** (invalid JSON, an HTML page, no `choices`, a stream that ends
+  without a `finish_reason`) are a `BadReply`, retried like a server error (`max_retries`
+  times, with backoff), then explained as a `ModelServerError`.
+* **a missing API key** fails the first call, not the building of the model: loading, drawing
+  and validating a team need no credentials.
+
 Everything else is `ChatOpenAI`: build it with `graphflow.models.openai_model(...)` or directly.
+Any other `BaseChatOpenAI` (a user's `ChatOpenAI`, an `init_chat_model` result, an
+`AzureChatOpenAI`) gets the same behaviour from `compatible(model)`, which agents apply to the
+model they are given: a copy whose class is the model's own class with `CompatibleMixin` in
+front (same fields, same clients).
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import inspect
+import json
+import logging
 import re
+import time
 from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import openai
@@ -34,47 +50,124 @@ from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackMana
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_openai import ChatOpenAI
+from langchain_openai.chat_models.base import BaseChatOpenAI
 from openai.resources.chat.completions import Completions
+from pydantic import PrivateAttr
 
 import graphflow.models._learned as _learned
+from graphflow.models._api_key import require_api_key
+from graphflow.models._bad_reply import BadReply
 from graphflow.models.options import CLIENT_OPTIONS
 from graphflow.models.presets import ProviderPreset, detect_preset, get_preset
 
-__all__ = ("CompatibleChatOpenAI", "field_names", "repair_tool_names")
+__all__ = (
+    "CompatibleChatOpenAI",
+    "CompatibleMixin",
+    "compatible",
+    "field_names",
+    "repair_tool_names",
+)
+
+_log = logging.getLogger("graphflow.models")
 
 # what `chat.completions.create()` takes: any other payload key is a TypeError there
 _REQUEST_PARAMS = frozenset(inspect.signature(Completions.create).parameters) - {"self"}
 
-# per stream: tool-call index -> name already received (set by _stream/_astream, read per chunk)
-_STREAM_NAMES: ContextVar[dict[int, str] | None] = ContextVar(
-    "graphflow_stream_names", default=None
-)
+
+@dataclass
+class _Stream:
+    """What one stream has shown so far (set by _stream/_astream, updated per chunk)."""
+
+    names: dict[int, str] = field(default_factory=dict)
+    """Tool-call index -> the name already received."""
+    finished: bool = False
+    """Whether a choice carried a `finish_reason`."""
+    chunks: int = 0
+    """Chunks received."""
+
+
+_STREAM: ContextVar[_Stream | None] = ContextVar("graphflow_stream", default=None)
 _END = object()
 
 
-class CompatibleChatOpenAI(ChatOpenAI):
-    """`ChatOpenAI` that adapts requests and streams to the provider's preset and quirks."""
+def reply_backoff(attempt: int) -> float:
+    """Seconds to wait before retrying a bad reply (`attempt` 0 is the first retry)."""
+    return min(0.5 * 2**attempt, 8.0)
 
-    provider: str | None = None
-    """Preset name (`deepseek`, `ollama`, ...); None: detected from the base URL."""
-    string_tool_content: bool | None = None
-    """Force (`True`) or forbid (`False`) string content on tool-only AI messages; None: the
-    preset's setting, or learned from the server's first rejection."""
-    max_tokens_field: Literal["max_tokens", "max_completion_tokens"] | None = None
-    """Request field for the token limit; None: the preset's."""
+
+class CompatibleMixin:
+    """The compatibility behaviour, for any `BaseChatOpenAI` class it is put in front of.
+
+    It reads its settings with defaults, so a class without `CompatibleChatOpenAI`'s fields
+    (a user's `ChatOpenAI`) gets the preset's behaviour for its base URL.
+    """
 
     @property
     def preset(self) -> ProviderPreset:
         """The provider preset in effect."""
-        if self.provider:
-            return get_preset(self.provider)
+        provider = getattr(self, "provider", None)
+        if provider:
+            return get_preset(provider)
         # built without base_url, the SDK client read OPENAI_BASE_URL itself: detect from that
         return detect_preset(_learned.base_url_of(self))
 
     def _uses_string_content(self) -> bool:
-        if self.string_tool_content is not None:
-            return self.string_tool_content
+        forced = getattr(self, "string_tool_content", None)
+        if forced is not None:
+            return bool(forced)
         return self.preset.string_tool_content or _learned.needs_string_content(self)
+
+    def _check_key(self) -> None:
+        require_api_key(self)
+
+    def _retries(self) -> int:
+        """The client's retries (`max_retries`; unset, the SDK's default, which its client has)."""
+        retries = getattr(self, "max_retries", None)
+        if retries is None:
+            retries = getattr(getattr(self, "root_client", None), "max_retries", None)
+        return retries if isinstance(retries, int) and retries > 0 else 0
+
+    # -- bad replies are retried like server errors ----------------------------------------------
+
+    def invoke(self, input: Any, config: Any = None, *, stop: Any = None, **kwargs: Any) -> Any:
+        """`BaseChatModel.invoke`, retrying a `BadReply` up to `max_retries` times."""
+        attempts = self._retries() + 1
+        for attempt in range(attempts):
+            try:
+                return super().invoke(input, config, stop=stop, **kwargs)  # type: ignore[misc]
+            except BadReply as exc:
+                exc.attempts = attempt + 1
+                if attempt + 1 >= attempts:
+                    raise
+                _log_retry(self, exc, attempt, attempts)
+                time.sleep(reply_backoff(attempt))
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    async def ainvoke(
+        self, input: Any, config: Any = None, *, stop: Any = None, **kwargs: Any
+    ) -> Any:
+        """Async twin of `invoke`."""
+        attempts = self._retries() + 1
+        for attempt in range(attempts):
+            try:
+                return await super().ainvoke(input, config, stop=stop, **kwargs)  # type: ignore[misc]
+            except BadReply as exc:
+                exc.attempts = attempt + 1
+                if attempt + 1 >= attempts:
+                    raise
+                _log_retry(self, exc, attempt, attempts)
+                await asyncio.sleep(reply_backoff(attempt))
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _create_chat_result(self, response: Any, generation_info: dict | None = None) -> ChatResult:
+        if isinstance(response, str | bytes):
+            text = response.decode(errors="replace") if isinstance(response, bytes) else response
+            raise BadReply("the reply was not JSON", _preview(text))
+        if isinstance(response, dict | openai.BaseModel):
+            body = response if isinstance(response, dict) else response.model_dump()
+            if not body.get("error") and not body.get("choices"):
+                raise BadReply("the reply had no choices", _preview(json.dumps(body, default=str)))
+        return super()._create_chat_result(response, generation_info)  # type: ignore[misc]
 
     # -- request shaping -------------------------------------------------------------------------
 
@@ -83,10 +176,10 @@ class CompatibleChatOpenAI(ChatOpenAI):
     ) -> dict:
         for option in CLIENT_OPTIONS:
             kwargs.pop(option, None)
-        payload = super()._get_request_payload(input_, stop=stop, **kwargs)
+        payload = super()._get_request_payload(input_, stop=stop, **kwargs)  # type: ignore[misc]
         if "messages" not in payload:  # the Responses API: nothing to adapt
             return payload
-        field = self.max_tokens_field or self.preset.max_tokens_field
+        field = getattr(self, "max_tokens_field", None) or self.preset.max_tokens_field
         other = "max_completion_tokens" if field == "max_tokens" else "max_tokens"
         if other in payload:
             payload[field] = payload.pop(other)
@@ -102,7 +195,8 @@ class CompatibleChatOpenAI(ChatOpenAI):
 
     def _learn_string_content(self, exc: Exception, messages: list[BaseMessage]) -> bool:
         """Whether `exc` is a rejection of `content: null` that string content fixes."""
-        if self.string_tool_content is not None or self._uses_string_content():
+        forced = getattr(self, "string_tool_content", None)
+        if forced is not None or self._uses_string_content():
             return False
         if not any(_tool_only(m) for m in messages) or not rejects_null_content(exc):
             return False
@@ -118,12 +212,14 @@ class CompatibleChatOpenAI(ChatOpenAI):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        try:
-            return super()._generate(messages, stop, run_manager, **kwargs)
-        except openai.APIStatusError as exc:
-            if not self._learn_string_content(exc, messages):
-                raise
-        return super()._generate(messages, stop, run_manager, **kwargs)
+        self._check_key()
+        with _bad_json():
+            try:
+                return super()._generate(messages, stop, run_manager, **kwargs)  # type: ignore[misc]
+            except openai.APIStatusError as exc:
+                if not self._learn_string_content(exc, messages):
+                    raise
+            return super()._generate(messages, stop, run_manager, **kwargs)  # type: ignore[misc]
 
     async def _agenerate(
         self,
@@ -132,12 +228,22 @@ class CompatibleChatOpenAI(ChatOpenAI):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        try:
-            return await super()._agenerate(messages, stop, run_manager, **kwargs)
-        except openai.APIStatusError as exc:
-            if not self._learn_string_content(exc, messages):
-                raise
-        return await super()._agenerate(messages, stop, run_manager, **kwargs)
+        self._check_key()
+        with _bad_json():
+            try:
+                return await super()._agenerate(messages, stop, run_manager, **kwargs)  # type: ignore[misc]
+            except openai.APIStatusError as exc:
+                if not self._learn_string_content(exc, messages):
+                    raise
+            return await super()._agenerate(messages, stop, run_manager, **kwargs)  # type: ignore[misc]
+
+    def _checks_finish(self, kwargs: dict[str, Any]) -> bool:
+        """Whether the stream is Chat Completions chunks, which end with a `finish_reason`."""
+        if "response_format" in kwargs:  # the SDK's beta stream: events, not chunks
+            return False
+        uses_responses = getattr(self, "_use_responses_api", None)
+        model_kwargs = getattr(self, "model_kwargs", None) or {}
+        return not (callable(uses_responses) and uses_responses({**kwargs, **model_kwargs}))
 
     def _stream(
         self,
@@ -146,19 +252,26 @@ class CompatibleChatOpenAI(ChatOpenAI):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
-        token = _STREAM_NAMES.set({})
+        self._check_key()
+        state = _Stream()
+        token = _STREAM.set(state)
         try:
-            chunks = super()._stream(messages, stop, run_manager, **kwargs)
-            try:
-                first = next(chunks, _END)  # the request is sent here
-            except openai.APIStatusError as exc:
-                if not self._learn_string_content(exc, messages):
-                    raise
-                chunks = super()._stream(messages, stop, run_manager, **kwargs)
-                first = next(chunks, _END)
-            if first is not _END:
-                yield first  # type: ignore[misc]
-                yield from chunks
+            with _bad_json():
+                chunks = super()._stream(messages, stop, run_manager, **kwargs)  # type: ignore[misc]
+                try:
+                    first = next(chunks, _END)  # the request is sent here
+                except openai.APIStatusError as exc:
+                    if not self._learn_string_content(exc, messages):
+                        raise
+                    state = _Stream()
+                    _STREAM.set(state)
+                    chunks = super()._stream(messages, stop, run_manager, **kwargs)  # type: ignore[misc]
+                    first = next(chunks, _END)
+                if first is not _END:
+                    yield first  # type: ignore[misc]
+                    yield from chunks
+            if not state.finished and self._checks_finish(kwargs):
+                raise _incomplete(state)
         finally:
             _restore(token)
 
@@ -169,32 +282,115 @@ class CompatibleChatOpenAI(ChatOpenAI):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> AsyncIterator[ChatGenerationChunk]:
-        token = _STREAM_NAMES.set({})
+        self._check_key()
+        state = _Stream()
+        token = _STREAM.set(state)
         try:
-            chunks = super()._astream(messages, stop, run_manager, **kwargs)
-            try:
-                first = await anext(chunks, _END)
-            except openai.APIStatusError as exc:
-                if not self._learn_string_content(exc, messages):
-                    raise
-                chunks = super()._astream(messages, stop, run_manager, **kwargs)
-                first = await anext(chunks, _END)
-            if first is not _END:
-                yield first  # type: ignore[misc]
-                async for chunk in chunks:
-                    yield chunk
+            with _bad_json():
+                chunks = super()._astream(messages, stop, run_manager, **kwargs)  # type: ignore[misc]
+                try:
+                    first = await anext(chunks, _END)
+                except openai.APIStatusError as exc:
+                    if not self._learn_string_content(exc, messages):
+                        raise
+                    state = _Stream()
+                    _STREAM.set(state)
+                    chunks = super()._astream(messages, stop, run_manager, **kwargs)  # type: ignore[misc]
+                    first = await anext(chunks, _END)
+                if first is not _END:
+                    yield first  # type: ignore[misc]
+                    async for chunk in chunks:
+                        yield chunk
+            if not state.finished and self._checks_finish(kwargs):
+                raise _incomplete(state)
         finally:
             _restore(token)
 
     def _convert_chunk_to_generation_chunk(
         self, chunk: dict, default_chunk_class: type, base_generation_info: dict | None
     ) -> ChatGenerationChunk | None:
-        seen = _STREAM_NAMES.get()
-        if seen is not None:
-            repair_tool_names(chunk, seen)
-        return super()._convert_chunk_to_generation_chunk(
+        state = _STREAM.get()
+        if state is not None:
+            state.chunks += 1
+            repair_tool_names(chunk, state.names)
+            if any(
+                isinstance(c, dict) and c.get("finish_reason") for c in chunk.get("choices") or ()
+            ):
+                state.finished = True
+        return super()._convert_chunk_to_generation_chunk(  # type: ignore[misc]
             chunk, default_chunk_class, base_generation_info
         )
+
+
+class CompatibleChatOpenAI(CompatibleMixin, ChatOpenAI):
+    """`ChatOpenAI` that adapts requests and streams to the provider's preset and quirks."""
+
+    provider: str | None = None
+    """Preset name (`deepseek`, `ollama`, ...); None: detected from the base URL."""
+    string_tool_content: bool | None = None
+    """Force (`True`) or forbid (`False`) string content on tool-only AI messages; None: the
+    preset's setting, or learned from the server's first rejection."""
+    max_tokens_field: Literal["max_tokens", "max_completion_tokens"] | None = None
+    """Request field for the token limit; None: the preset's."""
+    _missing_key: str | None = PrivateAttr(default=None)
+    """Why the model has no API key (raised by its first call), or None."""
+
+
+@functools.cache
+def _adapted_class(cls: type) -> type:
+    """`cls` with `CompatibleMixin` in front (one class per model class)."""
+    return type(cls.__name__, (CompatibleMixin, cls), {"__module__": cls.__module__})
+
+
+def compatible(model: Any) -> Any:
+    """`model` with graphflow's OpenAI-compatibility fixes, when it is a `BaseChatOpenAI`.
+
+    Other models, and models that already have them, are returned as they are; a
+    `BaseChatOpenAI` becomes a shallow copy (same settings, same HTTP clients) whose class
+    puts `CompatibleMixin` in front of its own, so `isinstance(copy, type(model))` holds.
+    """
+    if isinstance(model, CompatibleMixin) or not isinstance(model, BaseChatOpenAI):
+        return model
+    copy = model.model_copy()
+    object.__setattr__(copy, "__class__", _adapted_class(type(model)))
+    return copy
+
+
+@contextmanager
+def _bad_json() -> Iterator[None]:
+    """Turn a body that does not parse as JSON into a `BadReply`."""
+    try:
+        yield
+    except json.JSONDecodeError as exc:
+        raise BadReply("the reply was not valid JSON", _preview(f"{exc}: {exc.doc}")) from exc
+
+
+def _incomplete(state: _Stream) -> BadReply:
+    if not state.chunks:
+        return BadReply(
+            "the streamed reply held no chunks (an empty body, or a page that is no event "
+            "stream, such as a proxy's HTML)"
+        )
+    return BadReply(
+        "the streamed reply ended without a finish_reason (the server cut it short, as "
+        "llama-cpp-python does when another request arrives)"
+    )
+
+
+def _preview(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else f"{text[:limit]}…"
+
+
+def _log_retry(model: Any, exc: BadReply, attempt: int, attempts: int) -> None:
+    _log.warning(
+        "model %s at %s: %s; retrying (retry %d of %d)",
+        _learned.model_name_of(model),
+        _learned.base_url_of(model) or "the default endpoint",
+        exc.what,
+        attempt + 1,
+        attempts - 1,
+    )
 
 
 @functools.cache
@@ -247,6 +443,6 @@ def rejects_null_content(exc: BaseException) -> bool:
 
 def _restore(token: Any) -> None:
     try:
-        _STREAM_NAMES.reset(token)
+        _STREAM.reset(token)
     except ValueError:  # the generator was closed from another context
-        _STREAM_NAMES.set(None)
+        _STREAM.set(None)

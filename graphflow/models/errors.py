@@ -28,6 +28,7 @@ from graphflow.exceptions import (
     ModelServerError,
     ModelTimeoutError,
 )
+from graphflow.models._bad_reply import BadReply
 from graphflow.models._learned import base_url_of, model_name_of
 from graphflow.models.timeout import AbandonedModelCall
 
@@ -130,6 +131,8 @@ def _names(exc: BaseException) -> list[str]:
 
 
 def _kind(exc: BaseException) -> type[ModelCallError] | None:
+    if isinstance(exc, BadReply):
+        return ModelServerError
     names = _names(exc)
     if isinstance(exc, TimeoutError) or any(t in n for n in names for t in _TIMEOUT_NAMES):
         return ModelTimeoutError
@@ -191,17 +194,70 @@ def _body_detail(body: Any) -> str:
         return str(body)[:200]
 
 
+DETAIL_LIMIT = 1000
+"""Most characters of the server's own words an error message keeps."""
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
 def _detail(exc: BaseException) -> str:
-    text = str(getattr(exc, "message", None) or exc) or type(exc).__name__
-    first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
-    if re.fullmatch(r"Error code: \d+", first):  # the SDK found no OpenAI-style message
+    """The server's (or the transport's) own words, on one line, cut to `DETAIL_LIMIT`."""
+    if isinstance(exc, BadReply):
+        text = exc.detail or exc.what
+    else:
+        text = _one_line(str(getattr(exc, "message", None) or exc)) or type(exc).__name__
+    if re.fullmatch(r"Error code: \d+", text):  # the SDK found no OpenAI-style message
         extra = _body_detail(getattr(exc, "body", None))
-        first = f"{first} ({extra})" if extra else first
-    elif first.rstrip(".") == "Connection error":  # the SDK's words; the transport says more
-        root = str(_causes(exc)[-1]).strip().splitlines()
-        if root and root[0].rstrip(".") != "Connection error":
-            first = f"Connection error ({root[0].rstrip('. ')})"
-    return first[:300].rstrip(" .")
+        text = f"{text} ({extra})" if extra else text
+    elif text.rstrip(".") == "Connection error":  # the SDK's words; the transport says more
+        root = _one_line(str(_causes(exc)[-1]))
+        if root and root.rstrip(".") != "Connection error":
+            text = f"Connection error ({root.rstrip('. ')})"
+    text = _one_line(text)
+    if len(text) > DETAIL_LIMIT:
+        text = f"{text[:DETAIL_LIMIT].rstrip()}… ({len(text) - DETAIL_LIMIT} more characters)"
+    return text.rstrip(" .")
+
+
+def _retries_made(exc: BaseException) -> int | None:
+    """How many times the call was retried before `exc`, when the error says."""
+    for cause in _causes(exc):
+        if isinstance(cause, BadReply):
+            return cause.attempts - 1
+        # the openai SDK numbers each attempt in a request header; the error keeps the last one
+        headers = getattr(getattr(cause, "request", None), "headers", None)
+        value = headers.get("x-stainless-retry-count") if headers is not None else None
+        if isinstance(value, str) and value.isdigit():
+            return int(value)
+    return None
+
+
+def _wait_refused(exc: BaseException) -> str:
+    """Why a retryable error was not retried: a `Retry-After` longer than the client waits."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return ""
+    for header, divisor in (("retry-after-ms", 1000), ("retry-after", 1)):
+        value = headers.get(header)
+        try:
+            seconds = float(value) / divisor if value is not None else None
+        except ValueError:
+            continue
+        if seconds is not None:
+            try:
+                from openai._constants import MAX_RETRY_AFTER_DELAY as limit
+            except ImportError:  # pragma: no cover - a future SDK
+                limit = 120
+            if seconds > limit:
+                return (
+                    f", not retried: the server asked to wait {seconds:g} s, more than the "
+                    f"client's limit of {limit:g} s"
+                )
+            return ""
+    return ""
 
 
 def _key_env(model: Any) -> str:
@@ -238,6 +294,13 @@ def _fix(kind: type[ModelCallError], exc: BaseException, model: Any, name: str) 
             "The server rejected the request format; set structured_output='json_mode' or "
             "'prompt' on the agent, or name the provider (provider=... / GRAPHFLOW_PROVIDER) so "
             "its preset is used"
+        )
+    if isinstance(exc, BadReply):
+        return (
+            "Check that the base URL points at the model server itself (not a proxy or web "
+            "page) and its logs; a server that serves one request at a time (llama-cpp-python) "
+            "cuts a reply when another arrives: lower the concurrency (ParallelAgent "
+            "max_concurrency) or allow more retries (model_settings={'max_retries': ...})"
         )
     if kind is ModelServerError:
         return "The server failed; check its logs and that it can serve this model"
@@ -276,16 +339,16 @@ def explain_model_error(
     path = agent_path or agent_path_of(agent, config)
     name = model_name_of(model)
     url, shown = _endpoint(model)
-    code = status_code_of(exc)
-    retries = getattr(model, "max_retries", None)
+    bad_reply = isinstance(exc, BadReply)
+    code = 200 if bad_reply else status_code_of(exc)
+    retries = _retries_made(exc)
     retryable = kind in (ModelConnectionError, ModelTimeoutError, ModelRateLimitError)
     retryable = retryable or kind is ModelServerError
     streamed = kind is ModelConnectionError and _mid_stream(exc)
-    after = (
-        f", after {retries} retries"
-        if retryable and isinstance(retries, int) and retries and not streamed
-        else ""
-    )
+    if retries:
+        after = f", after {retries} {'retry' if retries == 1 else 'retries'}"
+    else:
+        after = _wait_refused(exc) if retryable else ""
     what = {
         ModelConnectionError: _connection_failure(exc, streamed=streamed),
         ModelTimeoutError: "the model endpoint did not answer in time"
@@ -299,6 +362,8 @@ def explain_model_error(
         ModelServerError: f"the model endpoint failed (HTTP {code})",
         ModelRequestError: f"the model endpoint rejected the request (HTTP {code})",
     }[kind]
+    if isinstance(exc, BadReply):
+        what = f"the model endpoint sent a reply that cannot be used (HTTP 200: {exc.what})"
     thread = _thread_of(config)
     message = (
         f"Agent `{path}`: {what} (model {name!r} at {shown}{after}): {_detail(exc)}. "

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -26,6 +27,7 @@ from urllib.parse import urlsplit
 from langchain_core.language_models import BaseChatModel
 
 from graphflow.exceptions import GraphflowConfigError
+from graphflow.models._api_key import require_api_key
 from graphflow.models.options import CLIENT_OPTIONS, DEFAULT_TIMEOUT, MODEL_OPTIONS
 from graphflow.models.presets import ProviderPreset, detect_preset, get_preset, preset_names
 
@@ -37,6 +39,7 @@ __all__ = (
     "check_model",
     "openai_model",
     "parse_model_string",
+    "require_api_key",
     "resolve_model",
 )
 
@@ -170,7 +173,8 @@ def _api_key(
     agent: str | None,
     *,
     named: bool,
-) -> str:
+) -> tuple[str, str | None]:
+    """The key to send, and — when there is none — why (raised by the model's first call)."""
     # a provider named explicitly reads only its own key variable: an OpenAI key is never sent
     # to another company's endpoint unless the user pointed OPENAI_BASE_URL (or base_url) there
     generic = not named or preset.api_key_env == "OPENAI_API_KEY"
@@ -181,20 +185,23 @@ def _api_key(
         or preset.default_api_key
     )
     if key:
-        return key
+        return key, None
     if base_url and _is_local(base_url):
-        return "not-needed"  # local servers ignore the key, the SDK insists on one
+        return "not-needed", None  # local servers ignore the key, the SDK insists on one
     where = f" (endpoint {base_url})" if base_url else ""
     env = (
         preset.api_key_env
         if preset.api_key_env == "OPENAI_API_KEY" or not generic
         else f"{preset.api_key_env} or OPENAI_API_KEY"
     )
-    raise GraphflowConfigError(
+    return _NO_KEY, (
         f"{_who(agent)}model {label!r} needs an API key{where}: set {env} (and OPENAI_BASE_URL "
         "for a non-OpenAI endpoint such as DashScope, DeepSeek, vLLM or Ollama), pass api_key=, "
         "or pass a chat model instance (graphflow.testing.ScriptedChatModel for tests)"
     )
+
+
+_NO_KEY = "graphflow-no-api-key"  # the SDK client insists on a key; this one is never sent
 
 
 def openai_model(
@@ -235,7 +242,8 @@ def openai_model(
 
     Raises:
         GraphflowConfigError: no model name, a non-chat model, an unknown provider, a bad
-            number, or no API key for a remote endpoint.
+            number. A missing API key for a remote endpoint is raised (as this error) by the
+            model's first call, so a team can be built, drawn and validated without one.
     """
     name = (model or _env("GRAPHFLOW_MODEL") or "").strip()
     if not name:
@@ -255,10 +263,11 @@ def openai_model(
     named = preset is not None
     preset = preset or detect_preset(base_url)
     label = f"{provider or 'openai'}:{name}"
+    key, missing = _api_key(api_key, preset, base_url, label, agent, named=named)
     options: dict[str, Any] = {
         "model": name,
         "base_url": base_url,
-        "api_key": _api_key(api_key, preset, base_url, label, agent, named=named),
+        "api_key": key,
         "timeout": _option(
             timeout, "GRAPHFLOW_MODEL_TIMEOUT", "timeout", kind=float, minimum=1e-9, agent=agent
         )
@@ -283,9 +292,26 @@ def openai_model(
     from graphflow.models.chat_openai import CompatibleChatOpenAI  # langchain-openai: import on use
 
     try:
-        return CompatibleChatOpenAI(**options, **kwargs)
+        built = CompatibleChatOpenAI(**options, **kwargs)
     except (TypeError, ValueError) as exc:
         raise GraphflowConfigError(f"{_who(agent)}model {label!r}: {exc}") from exc
+    # no key: building, drawing and validating a team work; the first call says what to set
+    built._missing_key = missing
+    return built
+
+
+def _compatible(model: BaseChatModel) -> BaseChatModel:
+    """A `BaseChatOpenAI` with the compatibility fixes (see `chat_openai.compatible`)."""
+    if not _is_openai_model(model):
+        return model  # (langchain-openai not imported means no model can be one)
+    from graphflow.models.chat_openai import compatible  # langchain-openai: import on use
+
+    return compatible(model)
+
+
+def _is_openai_model(model: Any) -> bool:
+    base = sys.modules.get("langchain_openai.chat_models.base")
+    return base is not None and isinstance(model, base.BaseChatOpenAI)
 
 
 def resolve_model(
@@ -311,7 +337,7 @@ def resolve_model(
                 f"Agent `{agent}`: model_settings {client_only} configure a client and apply "
                 "only to 'openai:<model>' strings; pass them to the chat model's constructor"
             )
-        return model
+        return _compatible(model)
     provider, name = parse_model_string(model, agent=agent)
     named = {k: settings.pop(k) for k in list(settings) if k in MODEL_OPTIONS}
     from graphflow.models.chat_openai import field_names  # langchain-openai: import on use

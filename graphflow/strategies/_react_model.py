@@ -23,6 +23,7 @@ from graphflow.exceptions import ModelTimeoutError, OutputValidationError
 from graphflow.hooks._runner import around, call_async, call_sync
 from graphflow.hooks.base import HookResult, ModelHook, ModelRequest
 from graphflow.messages import feedback_kind, feedback_message, is_limit_message
+from graphflow.models._tool_call_ids import unique_tool_call_ids
 from graphflow.models.errors import model_call_errors
 from graphflow.models.structured import ainvoke_chat, invoke_chat, parse_structured, schema_note
 from graphflow.models.timeout import model_timeout_error
@@ -214,6 +215,9 @@ class ModelStep:
         re-ask, or — for a final answer — the agent's result."""
         agent = self.agent
         calls = int(state.get(MODEL_CALLS) or 0) + 1
+        # each call gets its own id before anything runs: a shared or empty id would have one
+        # result answer two calls, a missing one could not be answered at all
+        response = unique_tool_call_ids(response)
         if response.name is None:
             response.name = agent.name
         out: list[BaseMessage] = [response]
@@ -232,6 +236,14 @@ class ModelStep:
                     )
                 )
                 return update
+            if agent.output_schema is not None:
+                raise OutputValidationError(
+                    f"Agent `{agent.name}`: the model gave an empty reply twice, so there is no "
+                    f"{agent.output_schema.__name__} to return. Check the model and its "
+                    "max_tokens (a reasoning model may spend them all before answering), or use "
+                    "structured_output='json_mode' or 'prompt'",
+                    agent=agent.name,
+                )
             logger.warning("agent %s gave an empty final answer twice", agent.name)
             return merge_updates(update, self.finish(_after(state, out), stop=None, empty=True))
         schema = agent.output_schema
@@ -267,10 +279,17 @@ class ModelStep:
         status = "empty" if empty else "completed"
         if stop == "max_iterations":
             last = messages[-1] if messages else None
-            if agent.output_schema is not None and feedback_kind(last) == "schema":
+            if agent.output_schema is not None:
+                # an agent with a schema never ends without a valid output
+                why = (
+                    "before its reply matched"
+                    if feedback_kind(last) == "schema"
+                    else "without a final answer to validate against"
+                )
                 raise OutputValidationError(
-                    f"Agent `{agent.name}`: reached max_iterations={agent.max_iterations} before "
-                    f"its reply matched {agent.output_schema.__name__}",
+                    f"Agent `{agent.name}`: reached max_iterations={agent.max_iterations} {why} "
+                    f"{agent.output_schema.__name__}; raise max_iterations or check why the "
+                    "model keeps calling tools",
                     agent=agent.name,
                 )
             status = "max_iterations"

@@ -148,11 +148,14 @@ def test_output_schema_invalid_twice_raises():
     assert model.calls == 2
 
 
-def test_openai_string_without_key_fails_at_build(monkeypatch):
+def test_openai_string_without_key_fails_at_the_first_call(monkeypatch):
+    # building, compiling and drawing need no credentials (issue 20); the first call names them
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     agent = ReactAgent(name="writer", model="openai:gpt-4o-mini")
+    agent.compile()
     with pytest.raises(GraphflowConfigError, match=r"writer.*OPENAI_API_KEY"):
-        agent.compile()
+        agent.invoke("hi")
     assert "OPENAI_API_KEY" not in os.environ
 
 

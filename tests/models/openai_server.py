@@ -33,10 +33,23 @@ Error modes for error tests: `auth_error` (401), `rate_limited` (429 always), `s
 `cut_reply` (the reply stops half-way and the connection closes, as when a server is stopped
 mid-reply: a streamed one after its first token, in chunked encoding like real servers).
 
+Reply faults (HTTP 200, but not a usable reply; `faults=N` gives the fault to the first N
+requests only, then answers normally): `invalid_json` (a JSON body that does not parse),
+`html_page` (an HTML page, as from a proxy), `empty_choices` (`choices: []`),
+`no_finish_reason` (a stream that ends after half its tokens with `[DONE]` but no
+`finish_reason`, as llama-cpp-python does when a parallel request arrives; a plain reply
+has `finish_reason: null`), and, for tool calls, `empty_tool_ids` / `missing_tool_ids` /
+`duplicate_tool_ids` (the first tool is called twice, the two calls' ids `""`, absent, or both
+`call_0`).
+
+`llamacpp` combines llama.cpp's quirks: `no_null_content`, `repeat_tool_names` and
+`ignore_max_completion_tokens`.
+
 `stop_after=N` takes the server down once it has answered N requests, as if it were stopped
 mid-run (later requests get no reply, then the port is closed); `start()` brings it back.
 
-429s and 5xx carry `retry-after-ms: 10` so the SDK's retries are quick; `retry_after_ms=None`
+429s and 5xx carry `retry-after-ms: 10` so the SDK's retries are quick (`retry_after=S` sends
+`Retry-After: S` instead; `error_text=` replaces `server_error`'s message); `retry_after_ms=None`
 leaves it out, and the SDK backs off on its own (0.5 s, then 1 s, less up to 25% jitter).
 """
 
@@ -69,6 +82,10 @@ ERROR_MODES = (
     "no_tools",
     "cut_reply",
 )
+REPLY_FAULTS = ("invalid_json", "html_page", "empty_choices", "no_finish_reason")
+TOOL_ID_FAULTS = ("empty_tool_ids", "missing_tool_ids", "duplicate_tool_ids")
+LLAMACPP_QUIRKS = ("no_null_content", "repeat_tool_names", "ignore_max_completion_tokens")
+COMBINED = ("llamacpp",)
 PAD_WORDS = 40
 
 _OPENAI_FIELDS = {
@@ -196,13 +213,23 @@ class OpenAIServer:
         delay: float = 0.0,
         retry_after_ms: int | None = 10,
         stop_after: int | None = None,
+        faults: int | None = None,
+        retry_after: float | None = None,
+        error_text: str | None = None,
     ) -> None:
-        if behaviour not in (*BEHAVIOURS, *ERROR_MODES):
+        if behaviour not in (*BEHAVIOURS, *ERROR_MODES, *REPLY_FAULTS, *TOOL_ID_FAULTS, *COMBINED):
             raise ValueError(f"unknown behaviour {behaviour!r}")
         self.behaviour = behaviour
         self.delay = delay
         self.retry_after_ms = retry_after_ms
         self.stop_after = stop_after
+        self.retry_after = retry_after
+        """`Retry-After` seconds on 429s and 5xx (instead of `retry-after-ms`), if set."""
+        self.error_text = error_text
+        """The message of `server_error`'s 500 (default: OpenAI's)."""
+        self.faults = faults
+        """Reply faults go to this many requests, then replies are normal (None: to all)."""
+        self._faulted = 0
         self._down = False
         self._stopper: threading.Thread | None = None
         self.requests: list[Received] = []
@@ -278,6 +305,20 @@ class OpenAIServer:
             self._flaky += 1
             return self._flaky % 2 == 1
 
+    def has(self, quirk: str) -> bool:
+        """Whether the server behaves as `quirk` (itself, or part of `llamacpp`)."""
+        return self.behaviour == quirk or (
+            self.behaviour == "llamacpp" and quirk in LLAMACPP_QUIRKS
+        )
+
+    def faulty_now(self) -> bool:
+        """For the reply faults: whether this request gets the fault (see `faults`)."""
+        if self.behaviour not in REPLY_FAULTS:
+            return False
+        with self._lock:
+            self._faulted += 1
+            return self.faults is None or self._faulted <= self.faults
+
     # -- request handling ------------------------------------------------------------------------
 
     def validate(self, body: dict[str, Any]) -> None:
@@ -300,7 +341,7 @@ class OpenAIServer:
                     ]
                 },
             )
-        if behaviour == "no_null_content":
+        if self.has("no_null_content"):
             for i, message in enumerate(messages):
                 if message.get("content") is None:
                     raise _Reject(
@@ -397,8 +438,20 @@ class OpenAIServer:
                 ),
             )
 
+    def _twin_calls(self, call: dict[str, Any]) -> list[dict[str, Any]]:
+        """The call twice, with ids as the tool-id fault has them."""
+        calls = [dict(call, function=dict(call["function"])) for _ in range(2)]
+        for c in calls:
+            if self.behaviour == "empty_tool_ids":
+                c["id"] = ""
+            elif self.behaviour == "missing_tool_ids":
+                del c["id"]
+            else:
+                c["id"] = "call_0"
+        return calls
+
     def limit(self, body: dict[str, Any]) -> int | None:
-        if self.behaviour == "ignore_max_completion_tokens":
+        if self.has("ignore_max_completion_tokens"):
             return body.get("max_tokens")
         return body.get("max_completion_tokens") or body.get("max_tokens")
 
@@ -427,6 +480,8 @@ class OpenAIServer:
                 "type": "function",
                 "function": {"name": chosen["name"], "arguments": json.dumps(args)},
             }
+            if self.behaviour in TOOL_ID_FAULTS:
+                return None, self._twin_calls(call), "tool_calls"
             return None, [call], "tool_calls"
         fmt = body.get("response_format") or {}
         schema = (
@@ -507,6 +562,8 @@ class _Handler(BaseHTTPRequestHandler):
         quick_retry = (
             {} if app.retry_after_ms is None else {"retry-after-ms": str(app.retry_after_ms)}
         )
+        if app.retry_after is not None:
+            quick_retry = {"retry-after": f"{app.retry_after:g}"}
         if (behaviour == "flaky_429" and flaky) or behaviour == "rate_limited":
             received.outcome = "429"
             payload = _error("Rate limit reached for requests", kind="requests")
@@ -521,7 +578,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(
                 500,
                 _error(
-                    "The server had an error while processing your request.", kind="server_error"
+                    app.error_text or "The server had an error while processing your request.",
+                    kind="server_error",
                 ),
                 quick_retry,
             )
@@ -546,6 +604,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(rejection.status, rejection.payload, quick_retry)
             return
         content, calls, finish = app.compose(body)
+        if app.faulty_now():
+            received.outcome = behaviour
+            self._fault(body, content, calls, finish)
+            return
         if behaviour == "cut_reply":
             received.outcome = "cut"
             self._cut(body, content)
@@ -556,6 +618,43 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._send(200, _completion(body, content, calls, finish, app.next_id()))
         app.count_answer()
+
+    def _raw(self, status: int, content_type: str, data: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _fault(
+        self, body: dict[str, Any], content: str | None, calls: list[dict[str, Any]], finish: str
+    ) -> None:
+        """An HTTP 200 that is no usable reply (see the reply faults above)."""
+        behaviour = self.app.behaviour
+        streamed = bool(body.get("stream"))
+        if behaviour == "invalid_json":
+            if streamed:
+                self._raw(200, "text/event-stream", b'data: {"id": "chatcmpl-x", oops\n\n')
+            else:
+                self._raw(200, "application/json", b'{"id": "chatcmpl-x", "choices": [oops')
+        elif behaviour == "html_page":
+            page = b"<html><body><h1>502 Bad Gateway</h1><p>nginx</p></body></html>"
+            self._raw(200, "text/html", page)
+        elif behaviour == "empty_choices":
+            reply = _completion(body, content, calls, finish, self.app.next_id())
+            reply["choices"] = []
+            if streamed:
+                self._raw(200, "text/event-stream", f"data: {json.dumps(reply)}\n\n".encode())
+            else:
+                self._send(200, reply)
+        elif streamed:  # no_finish_reason: half the tokens, then [DONE]
+            words = re.findall(r"\S+\s*", content or "")
+            self._stream(body, "".join(words[: max(1, len(words) // 2)]), [], None)
+        else:
+            reply = _completion(body, content, calls, finish, self.app.next_id())
+            reply["choices"][0]["finish_reason"] = None
+            self._send(200, reply)
 
     def _cut(self, body: dict[str, Any], content: str | None) -> None:
         """Half a reply, then the connection closes (written raw: http.server speaks HTTP/1.0)."""
@@ -584,14 +683,18 @@ class _Handler(BaseHTTPRequestHandler):
             pass
 
     def _stream(
-        self, body: dict[str, Any], content: str | None, calls: list[dict[str, Any]], finish: str
+        self,
+        body: dict[str, Any],
+        content: str | None,
+        calls: list[dict[str, Any]],
+        finish: str | None,
     ) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Connection", "close")
         self.end_headers()
         cid = f"chatcmpl-{self.app.next_id()}"
-        repeat = self.app.behaviour == "repeat_tool_names"
+        repeat = self.app.has("repeat_tool_names")
 
         def emit(
             delta: dict[str, Any] | None, reason: str | None = None, usage: Any = None
@@ -615,29 +718,26 @@ class _Handler(BaseHTTPRequestHandler):
             emit({"content": token})
         for index, call in enumerate(calls):
             name, args = call["function"]["name"], call["function"]["arguments"]
-            emit(
-                {
-                    "tool_calls": [
-                        {
-                            "index": index,
-                            "id": call["id"],
-                            "type": "function",
-                            "function": {"name": name, "arguments": ""},
-                        }
-                    ]
-                }
-            )
+            first: dict[str, Any] = {
+                "index": index,
+                "type": "function",
+                "function": {"name": name, "arguments": ""},
+            }
+            if "id" in call:
+                first["id"] = call["id"]
+            emit({"tool_calls": [first]})
             for start in range(0, len(args), 8):
                 piece: dict[str, Any] = {
                     "index": index,
                     "function": {"arguments": args[start : start + 8]},
                 }
                 if repeat:
-                    piece.update(id=call["id"], type="function")
+                    piece.update(id=call.get("id"), type="function")
                     piece["function"]["name"] = name
                 emit({"tool_calls": [piece]})
-        emit({}, finish)
-        if (body.get("stream_options") or {}).get("include_usage"):
+        if finish is not None:
+            emit({}, finish)
+        if finish is not None and (body.get("stream_options") or {}).get("include_usage"):
             emit(None, usage=_usage(body, content, calls))
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()

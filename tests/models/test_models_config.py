@@ -164,11 +164,15 @@ def test_graphflow_model_names_the_model_of_openai_model(clean_env) -> None:
 
 
 def test_api_keys(clean_env) -> None:
+    # a missing key is no obstacle to building, drawing or compiling; the first call says it
+    writer = ReactAgent(name="writer", model="openai:gpt-4o-mini")
+    writer.compile()
     with pytest.raises(GraphflowConfigError, match=r"`writer`.*OPENAI_API_KEY"):
-        ReactAgent(name="writer", model="openai:gpt-4o-mini").compile()
+        writer.invoke("hi")
     clean_env.setenv("OPENAI_API_KEY", "sk-openai")
     with pytest.raises(GraphflowConfigError, match=r"needs an API key.*: set DEEPSEEK_API_KEY \("):
-        openai_model("deepseek-chat", provider="deepseek")  # never sends the OpenAI key there
+        # never sends the OpenAI key there
+        openai_model("deepseek-chat", provider="deepseek").invoke("hi")
     # pointed there through OPENAI_BASE_URL, the generic key is the user's choice
     clean_env.setenv("OPENAI_BASE_URL", "https://api.deepseek.com/v1")
     generic = openai_model("deepseek-chat")
@@ -177,7 +181,7 @@ def test_api_keys(clean_env) -> None:
     clean_env.delenv("OPENAI_BASE_URL")
     clean_env.delenv("OPENAI_API_KEY")
     with pytest.raises(GraphflowConfigError, match=r"endpoint https://llm\.example\.com/v1"):
-        openai_model("m", base_url="https://llm.example.com/v1")
+        openai_model("m", base_url="https://llm.example.com/v1").invoke("hi")
     # local servers need no key; local presets bring their own placeholder
     assert openai_model("m", base_url="http://localhost:8000/v1").openai_api_key is not None
     ollama = openai_model("qwen2.5", provider="ollama")

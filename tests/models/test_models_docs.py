@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from graphflow.models import get_preset, preset_names
-from tests.models.openai_server import BEHAVIOURS
+from tests.models.openai_server import BEHAVIOURS, COMBINED, REPLY_FAULTS, TOOL_ID_FAULTS
 
 DOC = (Path(__file__).resolve().parents[2] / "docs" / "openai-compatible.md").read_text()
 
@@ -27,7 +27,7 @@ def test_every_preset_row_matches_the_code() -> None:
 
 
 def test_every_behaviour_and_variable_is_documented() -> None:
-    for behaviour in BEHAVIOURS:
+    for behaviour in (*BEHAVIOURS, *REPLY_FAULTS, *TOOL_ID_FAULTS, *COMBINED):
         assert f"`{behaviour}`" in DOC
     for variable in (
         "OPENAI_BASE_URL",

@@ -28,13 +28,6 @@ sub_agents:
       - {kind: ReactAgent, name: editor, model: "openai:gpt-4o", output_key: edited}
 """
 
-# Model construction (graphflow/models, called by the ReAct strategy when the graph is built) still
-# checks the key; the `models` engineer's lazy construction removes that. Remove this marker
-# when it is merged (strict: these tests then pass and the marker fails the run, as a reminder).
-needs_lazy_models = pytest.mark.xfail(
-    strict=True, reason="model construction checks the API key at graph build (wt-models fixes)"
-)
-
 KEYS = ("OPENAI_API_KEY", "DEEPSEEK_API_KEY", "OPENAI_BASE_URL", "GRAPHFLOW_MODEL")
 
 
@@ -47,7 +40,6 @@ def no_keys(monkeypatch, tmp_path: Path) -> Path:
     return spec
 
 
-@needs_lazy_models
 def test_a_spec_loads_and_draws_without_an_api_key(no_keys: Path) -> None:
     team = load_spec(no_keys)
     assert [a.name for a in team.sub_agents] == ["writer", "route"]
@@ -56,7 +48,6 @@ def test_a_spec_loads_and_draws_without_an_api_key(no_keys: Path) -> None:
     assert "ReactAgent" in spec_schema()["$defs"]
 
 
-@needs_lazy_models
 def test_the_cli_draws_a_spec_without_an_api_key(no_keys: Path, capsys) -> None:
     from graphflow.cli import main
 
@@ -66,7 +57,6 @@ def test_the_cli_draws_a_spec_without_an_api_key(no_keys: Path, capsys) -> None:
     assert "ReactAgent" in json.loads(capsys.readouterr().out)["$defs"]
 
 
-@needs_lazy_models
 def test_the_key_is_checked_when_a_run_starts(no_keys: Path) -> None:
     team = load_spec(no_keys)
     with pytest.raises(GraphflowError, match="OPENAI_API_KEY"):

@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from graphflow import Agent, FunctionAgent, LoopAgent, ReactAgent, SequentialAgent
+from graphflow.exceptions import GraphflowConfigError
 from graphflow.spec import SpecError, agent_to_spec, dump_spec, load_spec, spec_schema
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -233,7 +234,11 @@ def test_models_by_name_with_settings(tmp_path, monkeypatch) -> None:
     assert agent.to_spec() == yaml.safe_load(NAMED)
     chat = agent.sub_agents_list[0].chat_model()
     assert (chat.model_name, chat.temperature, chat.max_tokens) == ("gpt-4o-mini", 0, 200)
-    # without a key the spec still loads: see test_spec_credentials.py
+    monkeypatch.delenv("OPENAI_API_KEY")
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    again = load_spec(spec)  # loading needs no credentials (issue 20): a call names the key
+    with pytest.raises(GraphflowConfigError, match=r"`writer`.*OPENAI_API_KEY"):
+        again.invoke("tea")
 
 
 def test_json_spec_errors_name_the_line(tmp_path) -> None:

@@ -160,6 +160,11 @@ class ModelFallback(ModelHook):
         """
         if not models:
             raise ValueError("ModelFallback: give at least one fallback model")
+        from graphflow.models.resolve import check_model
+
+        for model in models:
+            # an unknown provider or a non-chat model is refused now, not when the fallback is due
+            check_model(model, agent="ModelFallback")
         self.models: list[Any] = list(models)
         """Fallback models, tried in order."""
         self.fallback_on = _matcher(fallback_on) if fallback_on is not None else _any_error
