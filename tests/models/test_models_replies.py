@@ -13,11 +13,11 @@ import pytest
 from langchain.chat_models import init_chat_model
 from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
-from openai_server import PAD_WORDS, OpenAIServer
 
 from graphflow import ReactAgent, SequentialAgent
 from graphflow.exceptions import ModelRateLimitError, ModelServerError
 from graphflow.models import chat_openai, openai_model
+from tests.models.openai_server import PAD_WORDS, OpenAIServer
 
 KINDS = ("openai_model", "ChatOpenAI", "init_chat_model")
 
