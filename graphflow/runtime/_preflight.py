@@ -12,7 +12,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from graphflow.checkpoint.serde import GraphflowSerializer, unstorable
-from graphflow.exceptions import InputError, RunNotFoundError, RunStateError
+from graphflow.exceptions import GraphflowConfigError, InputError, RunNotFoundError, RunStateError
 from graphflow.runtime.graphs import DEFAULT_RECURSION_LIMIT
 from graphflow.runtime.inputs import check_thread_id, normalize_input
 from graphflow.state import AGENT_STATUS, LOOP_ITERATION, MESSAGES
@@ -234,3 +234,24 @@ def check_resume(agent: Agent, snapshot: Any, thread_id: str, value: Any, spec: 
             raise
         except ValueError as exc:  # a bad answer is bad input (the CLI's exit code 2)
             raise InputError(f"thread {thread_id!r}: {exc}") from exc
+
+
+def models_without_keys(agent: Agent) -> list[str]:
+    """What each model of the tree built without its API key would say at its first call.
+
+    Models from strings are built without a key when none is set, so a team can be loaded,
+    drawn and compiled without credentials; a run checks them when it starts instead.
+    """
+    from graphflow.models import require_api_key
+
+    found: list[str] = []
+    for member in agent.walk():
+        build = getattr(member, "chat_model", None)
+        if not callable(build) or getattr(member, "model", None) is None:
+            continue
+        model = build()
+        try:
+            require_api_key(model)
+        except GraphflowConfigError as exc:
+            found.append(str(exc))
+    return found

@@ -29,7 +29,7 @@ from graphflow.checkpoint import needs_async_saver, open_async_checkpointer, sch
 from graphflow.checkpoint.leases import MemoryLeases, ahold, hold, lease_store
 from graphflow.checkpoint.runs import CheckpointInfo, RunInfo, list_runs, run_history
 from graphflow.checkpoint.urls import store_exists
-from graphflow.exceptions import InputError, RunNotFoundError
+from graphflow.exceptions import GraphflowConfigError, InputError, RunNotFoundError
 from graphflow.runtime import _preflight, graphs
 from graphflow.runtime._events import astream_events, stream_events
 from graphflow.runtime._lru import Lru
@@ -125,6 +125,7 @@ class CompiledAgent:
         self._types = tuple(schema_types(agent.walk()))
         self._extra = dict(strategy_for(agent).invoke_config(agent))
         self._required = _preflight.required_inputs(agent)
+        self._keyless = _preflight.models_without_keys(agent)
 
     def __repr__(self) -> str:
         return f"CompiledAgent({self.agent.name!r}, checkpointer={_preflight.store_name(self.checkpointer)!r})"
@@ -424,6 +425,9 @@ class CompiledAgent:
     # -- helpers ----------------------------------------------------------------------------------
 
     def _config(self, thread_id: str, config: RunnableConfig | None) -> Any:
+        # a model built without its API key fails here, when a run starts, before any agent runs
+        if self._keyless:
+            raise GraphflowConfigError(self._keyless[0])
         return _preflight.run_config(thread_id, config, self._extra)
 
     def _reader(self, what: str) -> CompiledStateGraph | None:

@@ -7,7 +7,13 @@ import dataclasses
 import pytest
 from langchain_openai import OpenAI
 
-from graphflow import GraphflowConfigError, LlmRoutingAgent, ReactAgent
+from graphflow import (
+    FunctionAgent,
+    GraphflowConfigError,
+    LlmRoutingAgent,
+    ReactAgent,
+    SequentialAgent,
+)
 from graphflow.models import (
     CompatibleChatOpenAI,
     ProviderPreset,
@@ -356,3 +362,23 @@ def test_a_directly_built_model_follows_the_sdks_base_url(make_server, clean_env
     assert server.requests[0].body["max_tokens"] == 5
     clean_env.delenv("OPENAI_BASE_URL")
     assert CompatibleChatOpenAI(model="m", api_key="sk-test").preset.name == "openai"  # type: ignore[arg-type]
+
+
+def test_a_missing_key_stops_the_run_before_any_agent_runs(clean_env) -> None:
+    ran: list[str] = []
+
+    def first(state):
+        ran.append("first")
+        return "prepared"
+
+    team = SequentialAgent(
+        name="team",
+        sub_agents=[
+            FunctionAgent(name="prepare", fn=first, output_key="prepared"),
+            ReactAgent(name="writer", model="openai:gpt-4o-mini", output_key="draft"),
+        ],
+    )
+    team.draw()  # drawing needs no key
+    with pytest.raises(GraphflowConfigError, match=r"`writer`.*OPENAI_API_KEY"):
+        team.invoke("hi")
+    assert ran == []  # refused when the run started, not at the writer's first call
