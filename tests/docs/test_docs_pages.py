@@ -23,8 +23,11 @@ PAGES = (
     "specs.md",
     "langgraph-server.md",
     "testing.md",
+    "batch.md",
 )
 """The concept pages (docs/openai-compatible.md has its own test in tests/models)."""
+REFERENCE = ("openai-compatible.md", "architecture.md")
+"""Pages without a script of their own (architecture.md's table is read by test_layers)."""
 LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
 
 
@@ -51,14 +54,14 @@ def test_page_code_runs(page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPat
 def test_every_page_is_linked_from_the_readme() -> None:
     readme = (ROOT / "README.md").read_text()
     linked = set(LINK.findall(readme))
-    missing = [p for p in (*PAGES, "openai-compatible.md") if f"docs/{p}" not in linked]
+    missing = [p for p in (*PAGES, *REFERENCE) if f"docs/{p}" not in linked]
     assert not missing, f"README.md does not link {missing}"
-    assert set(p.name for p in DOCS.glob("*.md")) == {*PAGES, "openai-compatible.md"}
+    assert set(p.name for p in DOCS.glob("*.md")) == {*PAGES, *REFERENCE}
 
 
 @pytest.mark.parametrize(
     "doc",
-    ["README.md", "benchmarks/README.md", *(f"docs/{p}" for p in PAGES)],
+    ["README.md", "benchmarks/README.md", *(f"docs/{p}" for p in (*PAGES, *REFERENCE))],
 )
 def test_relative_links_resolve(doc: str) -> None:
     path = ROOT / doc
