@@ -55,7 +55,9 @@ class Served:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")
+        config = uvicorn.Config(
+            app, host="127.0.0.1", port=self.port, log_level="warning", timeout_graceful_shutdown=5
+        )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
@@ -71,7 +73,6 @@ class Served:
     def __exit__(self, *exc: object) -> None:
         ui_targets.GATE.set()
         self.server.should_exit = True
-        self.server.force_exit = True
         self.thread.join(timeout=30)
 
 
