@@ -528,6 +528,12 @@ def _cmd_schema(args: argparse.Namespace) -> int:
     return DONE
 
 
+def _cmd_ui(args: argparse.Namespace) -> int:
+    from graphflow._cli_ui import cmd_ui
+
+    return cmd_ui(args, load_agent)
+
+
 # -- the parser --------------------------------------------------------------------------------
 
 
@@ -598,6 +604,9 @@ def _parser() -> argparse.ArgumentParser:
         "--thread", default=None, help="colour the drawing from this run's checkpoints"
     )
     command("schema", "print the JSON Schema of spec files")
+    from graphflow._cli_ui import add_ui_parser
+
+    add_ui_parser(command)
     return parser
 
 
@@ -609,6 +618,7 @@ _COMMANDS = {
     "show": _cmd_show,
     "draw": _cmd_draw,
     "schema": _cmd_schema,
+    "ui": _cmd_ui,
 }
 
 

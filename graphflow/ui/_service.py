@@ -22,7 +22,7 @@ from langgraph.types import Command
 
 from graphflow.checkpoint.leases import lease_store
 from graphflow.checkpoint.runs import RunInfo, run_info, thread_ids
-from graphflow.checkpoint.urls import safe_url, store_exists
+from graphflow.checkpoint.urls import resolve_checkpointer, safe_url, store_exists
 from graphflow.exceptions import InputError, RunNotFoundError
 from graphflow.tools.approval import APPROVAL_REQUEST, check_resume_value
 from graphflow.ui._jsonable import jsonable, public_values
@@ -94,6 +94,7 @@ class Service:
         self._load = load
         self._normal = {normalise_target(name): name for name in self.targets}
         self.live: dict[str, LiveRun] = {}
+        self._bare_saver: Any = None
 
     # -- targets and the store ---------------------------------------------------------------------
 
@@ -118,9 +119,13 @@ class Service:
 
     def _saver(self) -> Any:
         """The store's saver, or None when the store does not exist (reading creates nothing)."""
-        if not self.targets or not store_exists(self.checkpointer):
+        if not store_exists(self.checkpointer):
             return None
-        return self.compiled(next(iter(self.targets))).graph.checkpointer
+        if self.targets:
+            return self.compiled(next(iter(self.targets))).graph.checkpointer
+        if self._bare_saver is None:  # no target yet: the runs' recorded targets load later
+            self._bare_saver = resolve_checkpointer(self.checkpointer)
+        return self._bare_saver
 
     def target_of(self, saver: Any, thread_id: str) -> str | None:
         """The loaded target that ran `thread_id` (recorded in its checkpoints), or None."""
