@@ -95,13 +95,16 @@ class Service:
         self._normal = {normalise_target(name): name for name in self.targets}
         self.live: dict[str, LiveRun] = {}
         self._bare_saver: Any = None
+        self._compiled: dict[str, CompiledAgent] = {}
 
     # -- targets and the store ---------------------------------------------------------------------
 
     def compiled(self, target: str) -> CompiledAgent:
         """The target's `CompiledAgent` on the store (cached by `agent.compile`)."""
-        agent = self.agent(target)
-        return agent.compile(self.checkpointer)
+        found = self._compiled.get(target)
+        if found is None:  # the loaded trees are not changed while served: compiled once
+            found = self._compiled[target] = self.agent(target).compile(self.checkpointer)
+        return found
 
     def agent(self, target: str) -> Agent:
         """The loaded target `target` (recorded targets loaded on first use when a loader is set)."""

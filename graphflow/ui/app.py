@@ -37,6 +37,8 @@ TOKEN_COOKIE = "graphflow_ui_token"
 LOCAL_HOSTS = ["127.0.0.1", "localhost", "[::1]", "::1", "testserver"]
 POLL_SECONDS = 1.0
 """How often a page watching a run not started by this server re-reads the store."""
+LIVE_POLL_SECONDS = 0.1
+"""How often a page's stream looks for a run started here (a dict lookup)."""
 
 
 def create_app(
@@ -208,28 +210,64 @@ def _int(text: str | None, default: int) -> int:
 
 
 async def _watch(service: Service, thread_id: str, request: Request) -> AsyncIterator[str]:
-    """Server-sent events of one run: its typed events as they come, and its state when it moves."""
-    seen = 0
-    last: Any = None
-    while True:
-        live = service.live.get(thread_id)
-        if live is not None:
+    """Server-sent events of one run: its typed events as they come, and its state when it moves.
+
+    Two pumps feed one queue, so an event is never held back while the run's state (its
+    overlay) is being read: events of a run started here go out as they arrive; the state is
+    re-read after events (at most one read at a time) and every `POLL_SECONDS` otherwise (for
+    runs of other processes).
+    """
+    queue: asyncio.Queue[str] = asyncio.Queue()
+    dirty = asyncio.Event()
+
+    async def events() -> None:
+        current: Any = None
+        seen = 0
+        while True:
+            live = service.live.get(thread_id)
+            if live is not current:
+                current, seen = live, 0
+            if live is None:
+                await asyncio.sleep(LIVE_POLL_SECONDS)
+                continue
             changed = live.changed
             fresh = live.events[seen:]
             seen += len(fresh)
             for event in fresh:
-                yield _sse("event", event)
-        state = await run_in_threadpool(service.fingerprint, thread_id)
-        if state != last:
-            last = state
-            yield _sse("run", await run_in_threadpool(service.run, thread_id))
-        if await request.is_disconnected():
-            return
-        if live is not None and not (live.done and seen >= len(live.events)):
+                queue.put_nowait(_sse("event", event))
+            dirty.set()
+            if live.done and seen >= len(live.events):
+                await asyncio.sleep(LIVE_POLL_SECONDS)
+            else:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(changed.wait(), timeout=POLL_SECONDS)
+
+    async def states() -> None:
+        last: Any = None
+        while True:
+            state = await run_in_threadpool(service.fingerprint, thread_id)
+            if state != last:
+                last = state
+                queue.put_nowait(_sse("run", await run_in_threadpool(service.run, thread_id)))
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(changed.wait(), timeout=POLL_SECONDS)
-        else:
-            await asyncio.sleep(POLL_SECONDS)
+                await asyncio.wait_for(dirty.wait(), timeout=POLL_SECONDS)
+            dirty.clear()
+
+    pumps = [asyncio.create_task(events()), asyncio.create_task(states())]
+    try:
+        while True:
+            try:
+                yield await asyncio.wait_for(queue.get(), timeout=POLL_SECONDS)
+            except TimeoutError:
+                if await request.is_disconnected():
+                    return
+                for pump in pumps:
+                    if pump.done():  # a pump failed (the store went away): end the stream
+                        return
+                yield ": keep-alive\n\n"
+    finally:
+        for pump in pumps:
+            pump.cancel()
 
 
 def _sse(name: str, data: Any) -> str:

@@ -37,14 +37,17 @@ function short(text) { return text ? String(text).slice(0, 19).replace("T", " ")
 
 function runsPage() {
   let offset = 0;
-  const limit = 50;
+  const limit = 25;
   let filled = false;
   const status = document.getElementById("filter-status");
   const text = document.getElementById("filter-text");
 
+  let asked = 0;
   async function load() {
     const q = new URLSearchParams({ offset, limit, status: status.value, q: text.value });
+    const mine = ++asked;
     const data = await api("/api/runs?" + q);
+    if (mine !== asked) return; // a newer filter was asked for meanwhile: its answer wins
     document.getElementById("store").textContent = data.store;
     if (!filled) {
       filled = true;
@@ -202,7 +205,7 @@ function runPage() {
   source.addEventListener("event", (e) => {
     const ev = JSON.parse(e.data);
     if (ev.type === "ModelToken") return;
-    events.append(el("li", {}, `${ev.type} ${(ev.agent_path || []).join(" › ")}`));
+    events.append(el("li", { "data-ts": ev.timestamp }, `${ev.type} ${(ev.agent_path || []).join(" › ")}`));
     while (events.children.length > 200) events.firstChild.remove();
   });
   source.onerror = () => {};
