@@ -445,6 +445,24 @@ class Service:
         await asyncio.to_thread(_copy_checkpoint, compiled, thread_id, checkpoint_id, tid, values)
         return await self._launch(target, tid, None)
 
+    async def stop(self, thread_id: str) -> str:
+        """Stop a run started by this server: its task is cancelled, its checkpoints stay.
+
+        LangGraph records the cancelled step as failed (`CancelledError`); `resume` runs it
+        again from the last checkpoint.
+        """
+        live = self.live.get(thread_id)
+        if live is None or live.done or live.task is None:
+            raise UiError(
+                f"thread {thread_id!r} is not running in this server (a run of another process "
+                "is stopped in that process)",
+                409,
+            )
+        live.task.cancel()
+        with contextlib.suppress(BaseException):
+            await live.task
+        return thread_id
+
     async def _launch(self, target: str, thread_id: str, data: Any) -> str:
         """Run `data` on the thread as an asyncio task; wait until it started or failed."""
         current = self.live.get(thread_id)
@@ -461,6 +479,8 @@ class Service:
                     live.events.append(event.to_json())
                     started.set()
                     live.notify()
+            except asyncio.CancelledError:
+                live.error = "stopped from the UI"
             except Exception as exc:  # noqa: BLE001 - shown on the page
                 live.error = f"{type(exc).__name__}: {exc}"
             finally:

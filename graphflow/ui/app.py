@@ -122,6 +122,11 @@ def create_app(
         tid = await service.resume(request.path_params["thread_id"])
         return JSONResponse({"thread_id": tid})
 
+    async def stop(request: Request) -> Response:
+        await _body(request)
+        tid = await service.stop(request.path_params["thread_id"])
+        return JSONResponse({"thread_id": tid})
+
     async def fork(request: Request) -> Response:
         body = await _body(request)
         values = body.get("values") or {}
@@ -157,6 +162,7 @@ def create_app(
         Route("/api/run/{thread_id:path}/approve", approve, methods=["POST"]),
         Route("/api/run/{thread_id:path}/resume", resume, methods=["POST"]),
         Route("/api/run/{thread_id:path}/fork", fork, methods=["POST"]),
+        Route("/api/run/{thread_id:path}/stop", stop, methods=["POST"]),
         Route("/api/run/{thread_id:path}", run),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]

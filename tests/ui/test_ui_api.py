@@ -142,3 +142,26 @@ def test_no_secret_reaches_the_page(targets, tmp_path):
     with TestClient(create_app(targets, url), base_url="http://127.0.0.1") as c:
         app_state = c.app.state.service  # type: ignore[attr-defined]
         assert "hunter2" not in app_state.store
+
+
+def test_stop_a_run_then_resume_it(client):
+    ui_targets.GATE.clear()
+    made = client.post("/api/runs", json={"target": "gated", "input": "go", "thread_id": "g1"})
+    assert made.status_code == 201
+    deadline = time.monotonic() + 60
+    while True:  # until `waiter` runs (blocked on the gate)
+        agents = {a["name"]: a["status"] for a in client.get("/api/run/g1").json()["agents"]}
+        if agents.get("waiter") == "running":
+            break
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert client.post("/api/run/g1/stop", json={}).status_code == 200
+    stopped = client.get("/api/run/g1").json()
+    assert stopped["live"] is False and stopped["status"] in ("failed", "crashed")
+    assert stopped["agent"] == "waiter"
+    assert client.post("/api/run/g1/stop", json={}).status_code == 409
+    ui_targets.GATE.set()
+    assert client.post("/api/run/g1/resume", json={}).status_code == 200
+    done = wait_status(client, "g1", "done")
+    assert {a["name"]: a["status"] for a in done["agents"]}["after"] == "done"
+    assert client.get("/api/run/g1/agents/after").json()["output"] == "after opened"

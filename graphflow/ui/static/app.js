@@ -120,6 +120,7 @@ function runPage() {
     document.getElementById("error").textContent = run.error || "";
     document.getElementById("hint").textContent = run.hint || "";
     document.getElementById("resume").hidden = !["failed", "crashed"].includes(run.status) || run.live;
+    document.getElementById("stop").hidden = !run.live;
     const body = document.querySelector("#agents tbody");
     body.replaceChildren(...run.agents.map((a) => el("tr", { class: "clickable agent-row", "data-agent": a.name, onclick: () => showAgent(a.name) },
       el("td", { style: `padding-left:${8 + 16 * a.depth}px` }, a.name),
@@ -199,6 +200,7 @@ function runPage() {
   }
 
   document.getElementById("resume").addEventListener("click", () => act("/resume", {}));
+  document.getElementById("stop").addEventListener("click", () => act("/stop", {}));
   const events = document.getElementById("events");
   const source = new EventSource(base + "/events");
   source.addEventListener("run", (e) => render(JSON.parse(e.data)));
