@@ -220,7 +220,12 @@ class Service:
         info = self.info(thread_id, target)
         if info is None:
             if target is None:
-                return {"thread_id": thread_id, "target": None, "status": "unreadable"}
+                return {
+                    "thread_id": thread_id,
+                    "target": None,
+                    "status": "unreadable",
+                    "error": "started by a target not loaded here: pass it to graphflow ui",
+                }
             return None
         return {
             "thread_id": thread_id,
@@ -371,9 +376,14 @@ class Service:
         if member is None:
             raise UiError(f"no agent {name!r} in target {compiled.agent.name!r}", 404)
         values = compiled.get_state(thread_id).values or {}
-        messages = [
-            jsonable(m) for m in values.get("messages", []) or [] if getattr(m, "name", "") == name
-        ]
+        calls: set[str] = set()  # the agent's tool calls: their results are its too
+        messages = []
+        for m in values.get("messages", []) or []:
+            if getattr(m, "name", "") == name:
+                calls.update(str(c.get("id")) for c in getattr(m, "tool_calls", None) or ())
+                messages.append(jsonable(m))
+            elif getattr(m, "tool_call_id", None) in calls:
+                messages.append(jsonable(m))
         key = getattr(member, "output_key", None)
         return {
             "name": name,

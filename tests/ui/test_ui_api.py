@@ -83,8 +83,11 @@ def test_approve_runs_the_tool_once_and_reject_does_not(client, store):
     assert client.post("/api/run/pay-1/approve", json={"decision": "approve"}).status_code == 200
     wait_status(client, "pay-1", "done")
     assert ui_targets.PAID == [5]
-    answer = client.get("/api/run/pay-1/agents/payer").json()["messages"][-1]
-    assert answer["content"] == "done: paid 5"
+    messages = client.get("/api/run/pay-1/agents/payer").json()["messages"]
+    assert [m["type"] for m in messages] == ["ai", "tool", "ai"]
+    assert messages[0]["tool_calls"] == [{"name": "pay", "args": {"amount": 5}}]
+    assert messages[1]["content"] == "paid 5" and messages[1]["status"] == "success"
+    assert messages[2]["content"] == "done: paid 5"
     refused = client.post("/api/run/pay-1/approve", json={"decision": "approve"})
     assert refused.status_code == 409 and ui_targets.PAID == [5]
 
@@ -165,3 +168,13 @@ def test_stop_a_run_then_resume_it(client):
     done = wait_status(client, "g1", "done")
     assert {a["name"]: a["status"] for a in done["agents"]}["after"] == "done"
     assert client.get("/api/run/g1/agents/after").json()["output"] == "after opened"
+
+
+def test_a_run_of_a_target_not_loaded_is_listed_as_such(store, targets):
+    del targets["evil"]
+    with TestClient(create_app(targets, store), base_url="http://127.0.0.1") as c:
+        rows = {r["thread_id"]: r for r in c.get("/api/runs").json()["runs"]}
+        assert rows["evil-1"]["target"] is None and rows["evil-1"]["status"] == "unreadable"
+        assert "not loaded" in rows["evil-1"]["error"]
+        assert rows["pipe-1"]["status"] == "done"
+        assert c.get("/api/run/evil-1").status_code == 404
