@@ -63,6 +63,11 @@ def test_an_interrupted_run_is_approved_from_the_page(browser, served):
     page.click('tr[data-agent="payer"]')
     expect(page.locator("#agent-detail")).to_contain_text("done: paid 5", timeout=TIMEOUT)
     assert ui_targets.PAID == [5]  # the tool ran exactly once
+    page.wait_for_function(  # the drawing (SVG from graphviz) loaded
+        "document.getElementById('drawing').complete"
+        " && document.getElementById('drawing').naturalWidth > 0",
+        timeout=TIMEOUT,
+    )
     page.close()
     assert all(u.startswith(served.url + "/") for u in urls), urls
 
@@ -96,3 +101,19 @@ def test_an_answer_with_markup_is_shown_as_text(browser, served):
     assert page.locator("#agent-detail script, #agent-detail img").count() == 0
     page.close()
     assert all(u.startswith(served.url + "/") for u in urls), urls
+
+
+def test_off_loopback_the_page_works_with_the_printed_token(browser, store, targets):
+    from ui_support import Served
+
+    from graphflow.ui import create_app
+
+    with Served(create_app(targets, store, token="tok3n")) as served:
+        page = browser.new_page()
+        denied = page.goto(served.url + "/")
+        assert denied is not None and denied.status == 401
+        page.goto(served.url + "/?token=tok3n")  # the URL graphflow ui prints
+        expect(page.locator("tr.run-row")).to_have_count(3, timeout=TIMEOUT)
+        page.locator('tr[data-thread="pipe-1"]').click()
+        expect(page.locator("#status")).to_have_text("done", timeout=TIMEOUT)  # the cookie did it
+        page.close()
