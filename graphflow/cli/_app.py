@@ -33,6 +33,7 @@ def _commands() -> dict[str, Callable[[argparse.Namespace], int]]:
     from graphflow.cli._draw import cmd_draw, cmd_schema
     from graphflow.cli._inspect import cmd_runs, cmd_show
     from graphflow.cli._running import cmd_approve, cmd_resume, cmd_run
+    from graphflow.cli._ui import cmd_ui
 
     return {
         "run": cmd_run,
@@ -43,6 +44,7 @@ def _commands() -> dict[str, Callable[[argparse.Namespace], int]]:
         "draw": cmd_draw,
         "schema": cmd_schema,
         "batch": cmd_batch,
+        "ui": cmd_ui,
     }
 
 

@@ -6,6 +6,7 @@ import argparse
 
 from graphflow.cli._batch import add_batch_parser
 from graphflow.cli._kinds import format_help
+from graphflow.cli._ui import add_ui_parser
 
 __all__ = ("DESCRIPTION", "parser")
 
@@ -105,4 +106,5 @@ def parser(version: str) -> argparse.ArgumentParser:
     )
     command("schema", "print the JSON Schema of spec files")
     add_batch_parser(command)
+    add_ui_parser(command)
     return top

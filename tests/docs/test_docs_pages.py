@@ -24,6 +24,7 @@ PAGES = (
     "langgraph-server.md",
     "testing.md",
     "batch.md",
+    "ui.md",
 )
 """The concept pages (docs/openai-compatible.md has its own test in tests/models)."""
 REFERENCE = ("openai-compatible.md", "architecture.md")
