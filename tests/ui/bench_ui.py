@@ -18,14 +18,13 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parent.parent / "visualize"))
 
 import ui_targets  # noqa: E402
-from ui_support import Served, seed  # noqa: E402
-from viz_support import CHROMIUM_ARGS, program  # noqa: E402
 
 from graphflow.ui import create_app  # noqa: E402
+from tests.ui.ui_support import Served, seed  # noqa: E402
+from tests.visualize.viz_support import CHROMIUM_ARGS, program  # noqa: E402
 
 
 def seed_many(db: Path, n: int) -> None:

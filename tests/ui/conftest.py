@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parent.parent / "visualize"))
 
 import ui_targets  # noqa: E402
-from ui_support import Served, seed  # noqa: E402
+
+from tests.ui.ui_support import Served, seed  # noqa: E402
 
 
 @pytest.fixture
