@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from langgraph.types import Command
 
-from graphflow.checkpoint.leases import MemoryLeases, ahold, hold, lease_store
+from graphflow.checkpoint.leases import FENCE_KEY, MemoryLeases, ahold, hold, lease_store
 from graphflow.checkpoint.runs import list_runs, run_history
 from graphflow.checkpoint.serde import GraphflowSerializer, unstorable
 from graphflow.exceptions import InputError, RunNotFoundError, RunStateError
@@ -118,29 +118,43 @@ def _guard(graph: Any, spec: Any, cfg: Any) -> Any:
     return translating(_thread_of(cfg), _store_name(spec) if graph.checkpointer else None)
 
 
-def _lease(graph: Any, spec: Any, cfg: Any) -> Any:
-    """Hold the thread's lease while the run goes on (none without a checkpointer)."""
+@contextlib.contextmanager
+def _lease(graph: Any, spec: Any, cfg: Any) -> Iterator[None]:
+    """Hold the thread's lease while the run goes on (none without a checkpointer).
+
+    The run carries the lease's fence in its config: each checkpoint write and tool call checks
+    it (a run that lost its thread to another stops with `LeaseLostError`).
+    """
     if not graph.checkpointer:
-        return contextlib.nullcontext()
+        yield
+        return
     store = lease_store(spec, graph.checkpointer)
-    return hold(store, _thread_of(cfg), store_name=_store_name(spec))
+    with hold(store, _thread_of(cfg), store_name=_store_name(spec)) as fence:
+        cfg["configurable"][FENCE_KEY] = fence
+        try:
+            yield
+        finally:
+            cfg["configurable"].pop(FENCE_KEY, None)
 
 
-def _alease(graph: Any, spec: Any, cfg: Any) -> Any:
+@contextlib.asynccontextmanager
+async def _alease(graph: Any, spec: Any, cfg: Any) -> AsyncIterator[None]:
     if not graph.checkpointer:
-        return contextlib.nullcontext()
+        yield
+        return
     store = lease_store(spec, graph.checkpointer)
     if isinstance(store, MemoryLeases):
         # a dict behind a lock never blocks the loop: taken inline, not from a worker thread
         # (two thread hops per run were most of what a durable in-memory run cost over the floor)
-        return _inline(hold(store, _thread_of(cfg), store_name=_store_name(spec)))
-    return ahold(store, _thread_of(cfg), store_name=_store_name(spec))
-
-
-@contextlib.asynccontextmanager
-async def _inline(held: Any) -> AsyncIterator[None]:
-    with held:
-        yield
+        with _lease(graph, spec, cfg):
+            yield
+        return
+    async with ahold(store, _thread_of(cfg), store_name=_store_name(spec)) as fence:
+        cfg["configurable"][FENCE_KEY] = fence
+        try:
+            yield
+        finally:
+            cfg["configurable"].pop(FENCE_KEY, None)
 
 
 def _storable_input(graph: Any, data: Any) -> None:

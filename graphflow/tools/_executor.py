@@ -20,6 +20,9 @@ in, one `ToolMessage` out (or a raised `ToolError` when the failure ends the run
 * A tool whose sync path only waits for its async one (`bridges_to_async = True`, as MCP tools)
   runs as a coroutine under both APIs, so a timeout cancels it instead of abandoning a thread.
 * `sys.exit()` inside a tool is a tool failure (`UNKNOWN`), never the end of the process.
+* **Lease.** Before each attempt the run's lease is checked (`graphflow.checkpoint.leases`): a
+  run that lost its thread to another (paused past its heartbeat) raises `LeaseLostError`
+  instead of starting the tool — the run that took over runs it.
 """
 
 from __future__ import annotations
@@ -39,6 +42,8 @@ from langgraph.errors import GraphBubbleUp
 from langgraph.types import interrupt
 
 from graphflow._threads import submit
+from graphflow.checkpoint._fencing import fence_of
+from graphflow.checkpoint.leases import MemoryLeases
 from graphflow.exceptions import ToolError, ToolTimeoutError
 from graphflow.tools._batches import AWAITING_APPROVAL, awaiting_approval
 from graphflow.tools.approval import APPROVAL_REQUEST, parse_decision
@@ -85,6 +90,7 @@ def run_tool_call(
     attempt = 0
     while True:
         attempt += 1
+        _check_lease(config, run.name)
         try:
             return run.success(_invoke(tool, run.call, config, policy), attempt)
         except GraphBubbleUp:
@@ -115,6 +121,7 @@ async def arun_tool_call(
     attempt = 0
     while True:
         attempt += 1
+        await _acheck_lease(config, run.name)
         try:
             return run.success(await _ainvoke(tool, run.call, config, policy), attempt)
         except GraphBubbleUp:
@@ -124,6 +131,23 @@ async def arun_tool_call(
             if isinstance(outcome, ToolMessage):
                 return outcome
             await asyncio.sleep(outcome)
+
+
+def _check_lease(config: RunnableConfig, tool: str) -> None:
+    """`LeaseLostError` if the run no longer holds its thread (before the tool starts)."""
+    fence = fence_of(config)
+    if fence is not None:
+        fence.check(f"starting tool `{tool}`")
+
+
+async def _acheck_lease(config: RunnableConfig, tool: str) -> None:
+    fence = fence_of(config)
+    if fence is None:
+        return
+    if isinstance(fence.store, MemoryLeases):  # a dict behind a lock: no thread hop
+        fence.check(f"starting tool `{tool}`")
+    else:
+        await asyncio.to_thread(fence.check, f"starting tool `{tool}`")
 
 
 # -- one call ----------------------------------------------------------------------------------
