@@ -263,27 +263,16 @@ class SqliteLeases(_TableLeases):
         self.path = path
         self.name = name or f"sqlite:///{path}"
         """How errors name the store (the URL the first run gave)."""
-        self._ready: tuple[int, int] | None = None
-        """(device, inode) of the file whose table exists: a file deleted and made again (a new
-        inode) gets its table again, at the next call — not `no such table` for the rest of
-        the process."""
-
-    def _identity(self) -> tuple[int, int] | None:
-        try:
-            st = os.stat(self.path)
-        except OSError:
-            return None
-        return (st.st_dev, st.st_ino)
 
     @contextlib.contextmanager
     def _connect(self, doing: str) -> Iterator[sqlite3.Connection]:
         with _failures(self.name, doing):
             conn = sqlite3.connect(self.path, timeout=LOCK_WAIT, isolation_level=None)
             try:
-                identity = self._identity()
-                if identity is None or identity != self._ready:
-                    conn.execute(_SQLITE_TABLE)
-                    self._ready = self._identity()
+                # every time (a no-op once the table exists): the file may have been deleted
+                # and made again since — remembering it once made every later call fail with
+                # `no such table` for the rest of the process
+                conn.execute(_SQLITE_TABLE)
                 yield conn
             finally:
                 conn.close()

@@ -181,10 +181,13 @@ def resolve_checkpointer(spec: Any, *, allowed_types: Iterable[type] = ()) -> An
     if not isinstance(spec, str):
         raise _unsupported(spec)
     if spec.startswith(_SQLITE):
-        from langgraph.checkpoint.sqlite import SqliteSaver
+        from graphflow.checkpoint._sqlite_file import FollowingSqliteSaver
 
         path = _sqlite_path(spec)
-        saver = named_errors(SqliteSaver, _open_sqlite(spec, path), serde=serde, store=spec)
+        saver = named_errors(
+            FollowingSqliteSaver, _open_sqlite(spec, path), serde=serde, store=spec
+        )
+        saver.follow(path, lambda: _open_sqlite(spec, _sqlite_path(spec)))
         try:
             saver.setup()
         except sqlite3.DatabaseError as exc:
