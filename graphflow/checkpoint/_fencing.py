@@ -12,6 +12,11 @@ heartbeat, its thread taken over) cannot write after the takeover:
 * In memory: the check and the write under the lock every lease operation takes.
 
 Writes without a fence (LangGraph used directly, `update_state`) are LangGraph's, unchanged.
+
+The same wrapper checks every value a run writes to a state key against the saver's allowlist
+before it is committed, on every store alike (`unstorable`): whatever wrote it — a function, a
+hook, a custom strategy, a tool's `Command` — a value the checkpoint could not load back is a
+`StateValueError` now, not a thread that fails at its next step or when it is read.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.serde.types import _DeltaSnapshot
 
 from graphflow.checkpoint.leases import (
     FENCE_KEY,
@@ -34,6 +40,9 @@ from graphflow.checkpoint.leases import (
     SqliteLeases,
     holder_in,
 )
+from graphflow.checkpoint.serde import GraphflowSerializer, unstorable
+from graphflow.exceptions import StateValueError
+from graphflow.state import MESSAGES, is_private
 
 __all__ = ("fence_of", "fenced", "fenced_class")
 
@@ -63,24 +72,68 @@ def _writing(config: Any) -> Iterator[Fence | None]:
 class _FencedWrites(BaseCheckpointSaver):  # (a saver base: instances can change class)
     """`put`/`put_writes` (and async twins) that make the run's fence active around the write.
 
-    The savers' own transaction seams (`cursor`, `_cursor`, the lock) do the check.
+    The savers' own transaction seams (`cursor`, `_cursor`, the lock) do the check. Written
+    values are checked first (`_refuse_unstorable`).
     """
 
-    def put(self, config: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: D102
+    def put(self, config: Any, checkpoint: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: D102
+        _refuse_unstorable(self, config, _changed(checkpoint, *args, **kwargs))
         with _writing(config):
-            return super().put(config, *args, **kwargs)  # type: ignore[misc]
+            return super().put(config, checkpoint, *args, **kwargs)
 
-    def put_writes(self, config: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: D102
+    def put_writes(self, config: Any, writes: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: D102
+        _refuse_unstorable(self, config, writes)
         with _writing(config):
-            return super().put_writes(config, *args, **kwargs)  # type: ignore[misc]
+            return super().put_writes(config, writes, *args, **kwargs)
 
-    async def aput(self, config: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: D102
+    async def aput(self, config: Any, checkpoint: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: D102
+        _refuse_unstorable(self, config, _changed(checkpoint, *args, **kwargs))
         with _writing(config):
-            return await super().aput(config, *args, **kwargs)  # type: ignore[misc]
+            return await super().aput(config, checkpoint, *args, **kwargs)
 
-    async def aput_writes(self, config: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: D102
+    async def aput_writes(self, config: Any, writes: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: D102
+        _refuse_unstorable(self, config, writes)
         with _writing(config):
-            return await super().aput_writes(config, *args, **kwargs)  # type: ignore[misc]
+            return await super().aput_writes(config, writes, *args, **kwargs)
+
+
+def _changed(checkpoint: Any, *args: Any, **kwargs: Any) -> list[tuple[str, Any]]:
+    """The channel values a `put(config, checkpoint, metadata, new_versions)` changes."""
+    versions = kwargs.get("new_versions", args[1] if len(args) > 1 else None) or {}
+    values = checkpoint.get("channel_values") or {}
+    return [(k, values[k]) for k in versions if k in values]
+
+
+def _refuse_unstorable(saver: Any, config: Any, writes: Any) -> None:
+    """`StateValueError` for a write to a state key that the saver could not load back.
+
+    LangGraph's own channels (`__error__`, `__pregel_tasks`, `branch:...`), graphflow's private
+    ones and the conversation are built by LangGraph and graphflow, and not looked into.
+    """
+    serde = getattr(saver, "serde", None)
+    if not isinstance(serde, GraphflowSerializer) or fence_of(config) is None:
+        return
+    allowed = serde.allowed
+    for channel, value in writes:
+        if not isinstance(channel, str) or not channel.isidentifier():
+            continue
+        if channel.startswith("__") or channel == MESSAGES or is_private(channel):
+            continue
+        if isinstance(value, _DeltaSnapshot):
+            value = value.value
+        found = unstorable(value, allowed, path=channel)
+        if found is None:
+            continue
+        ns = str(((config or {}).get("configurable") or {}).get("checkpoint_ns") or "")
+        agent = ns.split("|")[-1].split(":")[0] or None
+        where = f"Agent `{agent}`" if agent else "The run"
+        raise StateValueError(
+            f"{where} wrote {found} to state key `{channel}`; a checkpoint cannot store that "
+            "type (loading the run again would have to construct it), so nothing was written. "
+            "Write plain data (str, numbers, lists, dicts, pydantic models of an output_schema), "
+            "or allow the class: graphflow.checkpoint.allow_types(TheClass)",
+            agent=agent,
+        )
 
 
 class _FencedMemory(_FencedWrites):
