@@ -81,20 +81,26 @@ class _FencedWrites(BaseCheckpointSaver):  # (a saver base: instances can change
         with _writing(config):
             return super().put(config, checkpoint, *args, **kwargs)
 
-    def put_writes(self, config: Any, writes: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: D102
+    # (explicit `task_path`: LangGraph passes it only to a `put_writes` whose signature names it,
+    # and without it writes replay in task-id order, not in the order of the calls)
+    def put_writes(  # noqa: D102
+        self, config: Any, writes: Any, task_id: str, task_path: str = ""
+    ) -> Any:
         _refuse_unstorable(self, config, writes)
         with _writing(config):
-            return super().put_writes(config, writes, *args, **kwargs)
+            return super().put_writes(config, writes, task_id, task_path)
 
     async def aput(self, config: Any, checkpoint: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: D102
         _refuse_unstorable(self, config, _changed(checkpoint, *args, **kwargs))
         with _writing(config):
             return await super().aput(config, checkpoint, *args, **kwargs)
 
-    async def aput_writes(self, config: Any, writes: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: D102
+    async def aput_writes(  # noqa: D102
+        self, config: Any, writes: Any, task_id: str, task_path: str = ""
+    ) -> Any:
         _refuse_unstorable(self, config, writes)
         with _writing(config):
-            return await super().aput_writes(config, writes, *args, **kwargs)
+            return await super().aput_writes(config, writes, task_id, task_path)
 
 
 def _changed(checkpoint: Any, *args: Any, **kwargs: Any) -> list[tuple[str, Any]]:
@@ -143,15 +149,19 @@ class _FencedMemory(_FencedWrites):
         with _memory_guard(fence_of(config)):
             return super().put(config, *args, **kwargs)
 
-    def put_writes(self, config: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: D102
+    def put_writes(  # noqa: D102
+        self, config: Any, writes: Any, task_id: str, task_path: str = ""
+    ) -> Any:
         with _memory_guard(fence_of(config)):
-            return super().put_writes(config, *args, **kwargs)
+            return super().put_writes(config, writes, task_id, task_path)
 
     async def aput(self, config: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: D102
         return self.put(config, *args, **kwargs)
 
-    async def aput_writes(self, config: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: D102
-        return self.put_writes(config, *args, **kwargs)
+    async def aput_writes(  # noqa: D102
+        self, config: Any, writes: Any, task_id: str, task_path: str = ""
+    ) -> Any:
+        return self.put_writes(config, writes, task_id, task_path)
 
 
 @contextlib.contextmanager
@@ -243,9 +253,11 @@ class _FencedAsyncSqlite(_FencedWrites):
         async with self._fenced(config) as _:
             return await super().aput(config, *args, **kwargs)
 
-    async def aput_writes(self, config: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: D102
+    async def aput_writes(  # noqa: D102
+        self, config: Any, writes: Any, task_id: str, task_path: str = ""
+    ) -> Any:
         async with self._fenced(config) as _:
-            return await super().aput_writes(config, *args, **kwargs)
+            return await super().aput_writes(config, writes, task_id, task_path)
 
     @contextlib.asynccontextmanager
     async def _fenced(self, config: Any) -> AsyncIterator[None]:
