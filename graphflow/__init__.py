@@ -37,6 +37,7 @@ __all__ = (
     "InputError",
     "InstructionTemplateError",
     "InvalidToolParamError",
+    "LeaseLostError",
     "LlmRoutingAgent",
     "LoggingHook",
     "LoopAgent",

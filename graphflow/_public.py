@@ -40,6 +40,7 @@ from graphflow.exceptions import (
     InputError,
     InstructionTemplateError,
     InvalidToolParamError,
+    LeaseLostError,
     MCPConnectionError,
     ModelAuthError,
     ModelCallError,

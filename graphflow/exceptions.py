@@ -13,6 +13,7 @@ Hierarchy::
     ├── RunStateError                   the thread is not in a state that allows the request
     │   ├── RunNotFoundError            no run is stored under that thread id
     │   └── ThreadBusyError             another run holds the thread
+    │       └── LeaseLostError          this run lost the thread to another (it was paused too long)
     ├── RendererMissingError            a program a drawing format needs is not installed
     ├── OffloadKeyError                 an offload-store key is not an observation or summary id
     ├── MCPConnectionError              an MCP server could not be started, reached or listed
@@ -66,6 +67,7 @@ __all__ = (
     "InputError",
     "InstructionTemplateError",
     "InvalidToolParamError",
+    "LeaseLostError",
     "MCPConnectionError",
     "ModelAuthError",
     "ModelCallError",
@@ -209,6 +211,17 @@ class ThreadBusyError(RunStateError):
         super().__init__(message)
         self.thread_id = thread_id
         self.owner = owner
+
+
+class LeaseLostError(ThreadBusyError):
+    """This run's lease on its thread was taken over by another run; it stopped writing.
+
+    A run whose process was paused past its heartbeat (SIGSTOP, a frozen VM, a debugger) is
+    declared crashed and another run may take the thread over. When the paused run wakes up it
+    must not write a checkpoint or start a tool call any more: each of those checks the lease
+    first (in the same transaction as the write) and raises this instead. Nothing is lost — the
+    thread goes on in the run that holds it now (`owner`).
+    """
 
 
 class InstructionTemplateError(GraphflowConfigError):

@@ -16,7 +16,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Annotated, Any, TypedDict
 
 from langchain_core.messages import AnyMessage
+from langgraph._internal._typing import MISSING
 from langgraph.channels.delta import DeltaChannel
+from langgraph.checkpoint.serde.types import _DeltaSnapshot
 from langgraph.graph.message import add_messages
 
 __all__ = (
@@ -142,6 +144,36 @@ def last_write(old: Any, new: Any) -> Any:
     return new
 
 
+def _last_of(value: Any, writes: Sequence[Any]) -> Any:
+    return writes[-1] if writes else value
+
+
+class _WrittenOnce(DeltaChannel):  # type: ignore[type-arg]
+    """A last-value channel stored as its writes, not copied into every checkpoint.
+
+    The run's `input` is written once per turn and read by many steps; as a plain last-value
+    channel each root checkpoint held it whole (a 1 MB input through three agents stored it
+    five times more). LangGraph's `DeltaChannel` keeps it in the write that set it; a checkpoint
+    holds a snapshot only now and then. Unlike a `DeltaChannel`, it stays empty until written
+    (`{input?}` still sees no input), and reads legacy checkpoints that hold the value itself.
+    """
+
+    def from_checkpoint(self, checkpoint: Any) -> _WrittenOnce:  # noqa: D102
+        new = self.__class__(self.reducer, self.typ, snapshot_frequency=self.snapshot_frequency)
+        new.key = self.key
+        if isinstance(checkpoint, _DeltaSnapshot):
+            new.value = checkpoint.value
+        elif checkpoint is not None and checkpoint is not MISSING:
+            new.value = checkpoint  # (stored before: the value itself)
+        return new
+
+    def update(self, values: Sequence[Any]) -> bool:  # noqa: D102
+        if not values:
+            return False
+        self.value = values[-1]
+        return True
+
+
 def add_message_batches(messages: list[AnyMessage], writes: Sequence[Any]) -> list[AnyMessage]:
     """`add_messages` over a batch of writes, in order (the reducer a `DeltaChannel` takes)."""
     for write in writes:
@@ -179,6 +211,8 @@ def build_state_schema(
     except (KeyError, TypeError):
         pass
     fields = dict(_BASE_FIELDS)
+    if INPUT in cache_key[0]:
+        fields[INPUT] = Annotated[Any, _WrittenOnce(_last_of)]
     for key in sorted(cache_key[0]):
         fields.setdefault(key, Any)
     fields.update(extra or {})

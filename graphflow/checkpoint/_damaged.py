@@ -13,6 +13,8 @@ import contextlib
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
 from graphflow.exceptions import CheckpointStoreError, GraphflowError
 
 __all__ = ("named_errors",)
@@ -37,7 +39,7 @@ def _loading(store: str, config: Any) -> Iterator[None]:
         ) from exc
 
 
-class _NamedErrors:
+class _NamedErrors(BaseCheckpointSaver):  # (a saver base: graphflow may extend its class)
     """Mixin for a LangGraph saver: loading failures become `CheckpointStoreError`s."""
 
     store_name: str = "the checkpoint store"

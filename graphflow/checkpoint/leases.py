@@ -10,6 +10,13 @@ process on this host, has expired, so a crashed run can be resumed (and `runs()`
 Where the lease lives follows the checkpointer: a table `graphflow_leases` in the same SQLite file
 or PostgreSQL database (whether the saver was named by URL or passed as an instance), or this
 process's memory for in-memory and other savers.
+
+**Fencing.** A holder whose process was paused past `LEASE_TTL` (SIGSTOP, a frozen VM) has lost
+its lease: another run may take the thread over. The owner id — new at every acquisition — is
+the fencing token: `hold` yields a `Fence`, the run carries it in its config, and every
+checkpoint write checks that the lease row still names this owner *in the same transaction as
+the write* (`graphflow.checkpoint._fencing`), as every tool call does before it starts. A run
+that lost its thread stops with `LeaseLostError` and writes nothing more.
 """
 
 from __future__ import annotations
@@ -27,9 +34,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from graphflow.exceptions import CheckpointStoreError, ThreadBusyError
+from graphflow.exceptions import (
+    CheckpointStoreError,
+    LeaseLostError,
+    ThreadBusyError,
+    _hide_passwords,
+)
 
-__all__ = ("LEASE_TTL", "Lease", "LeaseStore", "ahold", "hold", "lease_store")
+__all__ = ("FENCE_KEY", "LEASE_TTL", "Fence", "Lease", "LeaseStore", "ahold", "hold", "lease_store")
 
 LEASE_TTL = 30.0
 """Seconds a lease stays valid without a heartbeat (renewed every third of that)."""
@@ -163,6 +175,15 @@ class MemoryLeases:
         self._leases: dict[str, Lease] = {}
         self._lock = threading.Lock()
 
+    @property
+    def lock(self) -> threading.Lock:
+        """Held by every lease operation: a write made under it cannot race a takeover."""
+        return self._lock
+
+    def current(self, thread_id: str) -> Lease | None:
+        """The lease on the thread (the caller holds `lock`)."""
+        return self._leases.get(thread_id)
+
     def acquire(self, thread_id: str, owner: str) -> Lease | None:  # noqa: D102
         with self._lock:
             current = self._leases.get(thread_id)
@@ -242,16 +263,16 @@ class SqliteLeases(_TableLeases):
         self.path = path
         self.name = name or f"sqlite:///{path}"
         """How errors name the store (the URL the first run gave)."""
-        self._ready = False
 
     @contextlib.contextmanager
     def _connect(self, doing: str) -> Iterator[sqlite3.Connection]:
         with _failures(self.name, doing):
             conn = sqlite3.connect(self.path, timeout=LOCK_WAIT, isolation_level=None)
             try:
-                if not self._ready:
-                    conn.execute(_SQLITE_TABLE)
-                    self._ready = True
+                # every time (a no-op once the table exists): the file may have been deleted
+                # and made again since — remembering it once made every later call fail with
+                # `no such table` for the rest of the process
+                conn.execute(_SQLITE_TABLE)
                 yield conn
             finally:
                 conn.close()
@@ -292,17 +313,15 @@ class PostgresLeases(_TableLeases):
     _mark = "%s"
 
     def __init__(self, url: str) -> None:
-        from graphflow.checkpoint.urls import safe_url
-
         self.url = url
-        self.name = safe_url(url)
+        self.name = _hide_passwords(url)
         self._ready = False
 
     @contextlib.contextmanager
     def _connect(self, doing: str) -> Iterator[Any]:
         import psycopg
 
-        from graphflow.checkpoint.urls import pg_timeout
+        from graphflow.checkpoint._pg_timeout import pg_timeout
 
         with (
             _failures(self.name, doing),
@@ -331,6 +350,70 @@ class PostgresLeases(_TableLeases):
                 (owner, lease.host, lease.pid, lease.heartbeat, thread_id),
             )
         return None
+
+
+_HOLDER_SQL = "SELECT owner, host, pid, heartbeat FROM graphflow_leases WHERE thread_id = ?"
+
+
+def holder_in(conn: Any, thread_id: str, *, postgres: bool = False) -> Lease | None:
+    """The lease on `thread_id` as `conn` (a saver's connection, in its transaction) sees it.
+
+    On PostgreSQL the row is locked `FOR SHARE` until the transaction ends, so a takeover (which
+    updates it) waits for the write that checked it. A missing table is no lease.
+    """
+    sql = _HOLDER_SQL.replace("?", "%s") + " FOR SHARE" if postgres else _HOLDER_SQL
+    try:
+        row = conn.execute(sql, (thread_id,)).fetchone()
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):
+            return None
+        raise
+    if isinstance(row, dict):  # (PostgreSQL savers' connections return dict rows)
+        row = (row["owner"], row["host"], row["pid"], row["heartbeat"])
+    return _lease_row(thread_id, row)
+
+
+FENCE_KEY = "__graphflow_fence"
+"""The `configurable` key under which a run carries its `Fence` (LangGraph keeps `__` keys out
+of checkpoint metadata)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Fence:
+    """The lease a run holds: checked before each checkpoint write and each tool call."""
+
+    store: LeaseStore
+    thread_id: str
+    owner: str
+    store_name: str
+
+    def verify(self, current: Lease | None, doing: str) -> None:
+        """Raise `LeaseLostError` unless `current` (the thread's lease now) is this run's."""
+        if current is not None and current.owner == self.owner:
+            return
+        me = ":".join(self.owner.split(":")[:2])
+        if current is None:
+            who = "another run took the thread over and has finished since (its lease is gone)"
+            owner = None
+        else:
+            who = f"another run ({current.where}) has taken the thread over"
+            owner = current.where
+        raise LeaseLostError(
+            f"thread {self.thread_id!r} in {self.store_name}: this run ({me}) lost its lease — "
+            f"its heartbeat stopped for over {LEASE_TTL:.0f} s (a paused or frozen process) and "
+            f"{who}. It stopped before {doing} and writes nothing more; the thread goes on in "
+            "the run that took it over (inspect it with agent.get_state(thread_id))",
+            thread_id=self.thread_id,
+            owner=owner,
+        )
+
+    def check(self, doing: str) -> None:
+        """`verify` against the store itself (its own connection): before a tool call starts."""
+        if isinstance(self.store, MemoryLeases):
+            with self.store.lock:
+                self.verify(self.store.current(self.thread_id), doing)
+            return
+        self.verify(self.store.holder(self.thread_id), doing)
 
 
 def _new(thread_id: str, owner: str) -> Lease:
@@ -438,18 +521,19 @@ _heartbeat = _Heartbeat()
 
 
 @contextlib.contextmanager
-def hold(store: LeaseStore, thread_id: str, *, store_name: str) -> Iterator[None]:
+def hold(store: LeaseStore, thread_id: str, *, store_name: str) -> Iterator[Fence]:
     """Hold the thread's lease for the duration of a run; `ThreadBusyError` if another holds it.
 
     Every run takes its own lease, so two runs on one thread are refused whether they are in
-    two processes, two OS threads, or two asyncio tasks of one event loop.
+    two processes, two OS threads, or two asyncio tasks of one event loop. Yields the run's
+    `Fence` (put it in the run's config under `FENCE_KEY`).
     """
     owner = _owner()
     with _run_as(owner):
         _refuse_if_held(store.acquire(thread_id, owner), thread_id, store_name)
         _heartbeat.add(store, thread_id, owner)
         try:
-            yield
+            yield Fence(store=store, thread_id=thread_id, owner=owner, store_name=store_name)
         finally:
             _heartbeat.remove(store, thread_id, owner)
             with contextlib.suppress(Exception):  # an unreachable store: the lease expires
@@ -457,7 +541,7 @@ def hold(store: LeaseStore, thread_id: str, *, store_name: str) -> Iterator[None
 
 
 @contextlib.asynccontextmanager
-async def ahold(store: LeaseStore, thread_id: str, *, store_name: str) -> AsyncIterator[None]:
+async def ahold(store: LeaseStore, thread_id: str, *, store_name: str) -> AsyncIterator[Fence]:
     """`hold` for async runs (the store is asked from a worker thread: the loop never blocks)."""
     owner = _owner()
     with _run_as(owner):
@@ -465,7 +549,7 @@ async def ahold(store: LeaseStore, thread_id: str, *, store_name: str) -> AsyncI
         _refuse_if_held(current, thread_id, store_name)
         _heartbeat.add(store, thread_id, owner)
         try:
-            yield
+            yield Fence(store=store, thread_id=thread_id, owner=owner, store_name=store_name)
         finally:
             _heartbeat.remove(store, thread_id, owner)
             with contextlib.suppress(Exception):

@@ -10,6 +10,7 @@ back the raw data; this serializer raises `CheckpointTypeError` naming the type 
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import threading
 import types
@@ -31,7 +32,7 @@ from langgraph.checkpoint.serde.jsonplus import (
     _create_msgpack_ext_hook,
     _normalize_allowlist,
 )
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter
 
 from graphflow.exceptions import CheckpointTypeError
 
@@ -40,9 +41,11 @@ __all__ = (
     "GraphflowSerializer",
     "allow_types",
     "allowed_types",
+    "allowlist_of",
     "disallow_types",
     "safe_serializer",
     "schema_types",
+    "stored_form",
     "unstorable",
 )
 
@@ -97,17 +100,48 @@ def _class_of(item: Any) -> type:
     )
 
 
+def _storable_kind(klass: type) -> bool:
+    """Whether LangGraph's msgpack encoder has a format for instances of `klass`.
+
+    Dataclasses, pydantic models (v1 and v2), enums, NamedTuples and LangGraph's safe types
+    (datetime, UUID, Decimal, Path, ...) — not a plain class, whose instances it cannot write.
+    """
+    if issubclass(klass, BaseModel | enum.Enum) or dataclasses.is_dataclass(klass):
+        return True
+    if issubclass(klass, tuple) and hasattr(klass, "_asdict"):  # a NamedTuple
+        return True
+    if callable(getattr(klass, "model_dump", None)):  # pydantic v2 outside BaseModel's tree
+        return True
+    if hasattr(klass, "__fields__") and callable(getattr(klass, "dict", None)):  # pydantic v1
+        return True
+    safe = {(str(k[0]), str(k[1])) for k in lg_msgpack.SAFE_MSGPACK_TYPES if len(k) == 2}
+    return _key(klass) in safe or any(_key(base) in safe for base in klass.__mro__)
+
+
+def _refuse_plain(klass: type) -> TypeError:
+    return TypeError(
+        f"allow_types: {klass.__module__}.{klass.__qualname__} is a plain class, and a checkpoint "
+        "can only store dataclasses, pydantic models, enums and NamedTuples (LangGraph's "
+        "serializer has no format for other objects: the write would fail). Make it a "
+        "@dataclass or a pydantic model, or put plain data (a dict) in state"
+    )
+
+
 def allow_types(*items: type | tuple[str, str]) -> None:
     """Allow these classes (or `(module, name)` pairs naming classes) in checkpoints.
 
     Takes effect at once, for every graphflow saver, new or already built. Output schemas of
     the agents being compiled are allowed automatically; use this for other values you put in
-    state (a `FunctionAgent` returning a dataclass, an enum, ...). Only classes are accepted.
+    state (a `FunctionAgent` returning a dataclass, an enum, a tool artifact, ...). Only classes
+    a checkpoint can store are accepted — dataclasses, pydantic models, enums, NamedTuples;
+    anything else raises `TypeError` here rather than failing later, mid-run.
     """
     global _registry_version
     keys: set[TypeKey] = set()
     for item in items:
         klass = _class_of(item)
+        if not _storable_kind(klass):
+            raise _refuse_plain(klass)
         keys.add(_key(klass))
         keys |= {_key(t) for t in _nested_types(klass)}
     with _registry_lock:
@@ -144,7 +178,7 @@ def _message_types() -> frozenset[TypeKey]:
 
 
 def _nested_types(tp: Any, seen: set[Any] | None = None) -> list[type]:
-    """`tp` and the pydantic models and enums its fields use (recursively)."""
+    """`tp` and the pydantic models, dataclasses and enums its fields use (recursively)."""
     seen = set() if seen is None else seen
     if tp in seen:
         return []
@@ -157,6 +191,15 @@ def _nested_types(tp: Any, seen: set[Any] | None = None) -> list[type]:
         return out
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
         return [tp]
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        out.append(tp)
+        try:
+            hints = typing.get_type_hints(tp)
+        except Exception:  # noqa: BLE001 - unresolvable forward references: the field types as written
+            hints = {f.name: f.type for f in dataclasses.fields(tp)}
+        for hint in hints.values():
+            out.extend(_nested_types(hint, seen))
+        return out
     origin = typing.get_origin(tp)
     if origin is not None or isinstance(tp, types.UnionType):
         for arg in typing.get_args(tp):
@@ -310,14 +353,41 @@ def safe_serializer(extra_types: Iterable[type | tuple[str, str]] = ()) -> Graph
 
 
 _PLAIN = (str, int, float, bool, bytes, type(None))
+_ANY: TypeAdapter[Any] = TypeAdapter(Any)
+
+
+def stored_form(value: Any) -> Any:
+    """`value` as a message field stores it: pydantic's dump (dataclasses and models as dicts).
+
+    A message — a tool's `ToolMessage` with its `artifact` — is checkpointed as its pydantic
+    dump, so an artifact comes back as plain data whatever its class; an object pydantic cannot
+    dump (a client) stays as it is, and `unstorable` finds it.
+    """
+    if value is None or isinstance(value, _PLAIN):
+        return value
+    try:
+        return _ANY.dump_python(value)
+    except Exception:  # noqa: BLE001 - pydantic could not dump it: checked as it is
+        return value
+
+
+def allowlist_of(config: Any) -> frozenset[TypeKey] | None:
+    """The allowlist of the saver a run (its LangGraph `config`) writes to, if it is graphflow's.
+
+    None for runs without a checkpointer, or on a saver with another serializer (not checked).
+    """
+    saver = ((config or {}).get("configurable") or {}).get("__pregel_checkpointer")
+    serde = getattr(saver, "serde", None)
+    return serde.allowed if isinstance(serde, GraphflowSerializer) else None
 
 
 def unstorable(value: Any, allowed: frozenset[TypeKey], *, path: str = "") -> str | None:
     """Where `value` holds something a checkpoint could not give back, or None if it all can.
 
     The answer is `"path: module.Type"` for the first such part: a function, a client, an
-    instance of a class outside `allowed` (the serializer's allowlist). Containers are looked
-    into; messages and allowed models are taken as they are.
+    instance of a class outside `allowed` (the serializer's allowlist), or of an allowed class
+    the serializer cannot write (a plain class). Containers, dataclasses and pydantic models are
+    looked into; messages are taken as they are.
     """
     seen: set[int] = set()
 
@@ -344,12 +414,27 @@ def unstorable(value: Any, allowed: frozenset[TypeKey], *, path: str = "") -> st
                     return found
             return None
         kind = type(item)
-        if _key(kind) in allowed:
-            return None
         from langchain_core.messages import BaseMessage
 
         if isinstance(item, BaseMessage):
             return None
-        return f"{where or 'value'}: {kind.__module__}.{kind.__qualname__}"
+        name = f"{where or 'value'}: {kind.__module__}.{kind.__qualname__}"
+        if _key(kind) not in allowed:
+            return name
+        if isinstance(item, enum.Enum):
+            return None
+        if dataclasses.is_dataclass(item):
+            fields = {f.name: getattr(item, f.name, None) for f in dataclasses.fields(item)}
+        elif isinstance(item, BaseModel):
+            fields = dict(item.__dict__)
+        elif _storable_kind(kind):
+            return None
+        else:
+            return f"{name} (a plain class: a checkpoint stores dataclasses, pydantic models)"
+        for field, v in fields.items():
+            found = visit(v, f"{where or 'value'}.{field}", depth + 1)
+            if found:
+                return found
+        return None
 
     return visit(value, path, 0)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import math
 import os
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
@@ -15,6 +14,8 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graphflow.checkpoint._damaged import named_errors
+from graphflow.checkpoint._fencing import fenced
+from graphflow.checkpoint._pg_timeout import PG_CONNECT_TIMEOUT_ENV, pg_timeout
 from graphflow.checkpoint.serde import safe_serializer
 from graphflow.exceptions import CheckpointStoreError, GraphflowConfigError, _hide_passwords
 
@@ -31,10 +32,6 @@ __all__ = (
 _POSTGRES = ("postgresql://", "postgres://")
 _SQLITE = "sqlite:///"
 _MEMORY = ("memory:", "memory://")
-
-
-PG_CONNECT_TIMEOUT_ENV = "GRAPHFLOW_PG_CONNECT_TIMEOUT"
-"""Seconds to wait for PostgreSQL before a clear error (default 5; libpq's minimum is 2)."""
 
 
 CHECKPOINTER_ENV = "GRAPHFLOW_CHECKPOINTER"
@@ -178,7 +175,9 @@ def resolve_checkpointer(spec: Any, *, allowed_types: Iterable[type] = ()) -> An
     """A LangGraph saver for `spec`.
 
     Savers built here use `GraphflowSerializer` (no pickle; unknown types raise
-    `CheckpointTypeError`); `allowed_types` are added to its allowlist.
+    `CheckpointTypeError`); `allowed_types` are added to its allowlist. Every saver returned
+    (one passed in too: the same object) checks a run's lease before each write (see
+    `graphflow.checkpoint._fencing`).
 
     Args:
         spec: a `BaseCheckpointSaver` (returned as is); `None` or `"memory:"` for an in-memory
@@ -189,22 +188,25 @@ def resolve_checkpointer(spec: Any, *, allowed_types: Iterable[type] = ()) -> An
     if spec is False:
         return None
     if isinstance(spec, BaseCheckpointSaver):
-        return spec
+        return fenced(spec)
     serde = safe_serializer(allowed_types)
     if spec is None or spec in _MEMORY:
-        return InMemorySaver(serde=serde)
+        return fenced(InMemorySaver(serde=serde))
     if not isinstance(spec, str):
         raise _unsupported(spec)
     if spec.startswith(_SQLITE):
-        from langgraph.checkpoint.sqlite import SqliteSaver
+        from graphflow.checkpoint._sqlite_file import FollowingSqliteSaver
 
         path = _sqlite_path(spec)
-        saver = named_errors(SqliteSaver, _open_sqlite(spec, path), serde=serde, store=spec)
+        saver = named_errors(
+            FollowingSqliteSaver, _open_sqlite(spec, path), serde=serde, store=spec
+        )
+        saver.follow(path, lambda: _open_sqlite(spec, _sqlite_path(spec)))
         try:
             saver.setup()
         except sqlite3.DatabaseError as exc:
             raise _setup_failed(spec, path, exc) from None
-        return saver
+        return fenced(saver)
     if spec.startswith(_POSTGRES):
         try:
             from langgraph.checkpoint.postgres import PostgresSaver
@@ -222,7 +224,7 @@ def resolve_checkpointer(spec: Any, *, allowed_types: Iterable[type] = ()) -> An
         except Exception as exc:
             pool.close()
             raise _pg_unreachable(spec, timeout, exc) from None
-        return psaver
+        return fenced(psaver)
     raise _unsupported(spec)
 
 
@@ -254,22 +256,6 @@ def reading_checkpointer(spec: str, *, allowed_types: Iterable[type] = ()) -> It
         conn = getattr(saver, "conn", None)  # a SQLite connection or a PostgreSQL pool
         if conn is not None:
             conn.close()
-
-
-def pg_timeout() -> float:
-    """Seconds to wait for PostgreSQL (`GRAPHFLOW_PG_CONNECT_TIMEOUT`, default 5, at least 2)."""
-    raw = os.environ.get(PG_CONNECT_TIMEOUT_ENV, "5")
-    try:
-        seconds = float(raw)
-    except ValueError:
-        seconds = math.nan
-    if not (math.isfinite(seconds) and seconds > 0):
-        raise GraphflowConfigError(
-            f"{PG_CONNECT_TIMEOUT_ENV}={raw!r} is not a number of seconds; set it to how long "
-            "to wait for PostgreSQL, such as 5"
-        )
-    # libpq waits whole seconds, and at least 2 (a connect_timeout of 1 is taken as 2)
-    return float(max(2, math.ceil(seconds)))
 
 
 def _pool_options(pool_class: Any, row_factory: Any, timeout: float) -> dict[str, Any]:
@@ -378,7 +364,7 @@ async def _build_async(
             finally:
                 await conn.close()
 
-        return saver, close
+        return fenced(saver), close
     try:
         from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
         from psycopg.rows import dict_row
@@ -397,4 +383,4 @@ async def _build_async(
     except Exception as exc:
         await pool.close()
         raise _pg_unreachable(spec, timeout, exc) from None
-    return psaver, pool.close
+    return fenced(psaver), pool.close

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from langgraph.types import Command
 
 from graphflow.checkpoint import needs_async_saver, open_async_checkpointer, schema_types
-from graphflow.checkpoint.leases import MemoryLeases, ahold, hold, lease_store
+from graphflow.checkpoint.leases import FENCE_KEY, MemoryLeases, ahold, hold, lease_store
 from graphflow.checkpoint.runs import CheckpointInfo, RunInfo, list_runs, run_history
 from graphflow.checkpoint.urls import store_exists
 from graphflow.exceptions import GraphflowConfigError, InputError, RunNotFoundError
@@ -474,29 +474,44 @@ class CompiledAgent:
         store = _preflight.store_name(self.checkpointer) if graph.checkpointer else None
         return translating(_thread_of(cfg), store)
 
-    def _lease(self, graph: CompiledStateGraph, cfg: Any) -> Any:
-        """Hold the thread's lease while the run goes on (none without a checkpointer)."""
-        if not graph.checkpointer:
-            return contextlib.nullcontext()
-        leases = lease_store(self.checkpointer, graph.checkpointer)
-        return hold(leases, _thread_of(cfg), store_name=_preflight.store_name(self.checkpointer))
+    @contextlib.contextmanager
+    def _lease(self, graph: CompiledStateGraph, cfg: Any) -> Iterator[None]:
+        """Hold the thread's lease while the run goes on (none without a checkpointer).
 
-    def _alease(self, graph: CompiledStateGraph, cfg: Any) -> Any:
+        The run carries the lease's fence in its config: each checkpoint write and tool call
+        checks it (a run that lost its thread to another stops with `LeaseLostError`).
+        """
         if not graph.checkpointer:
-            return contextlib.nullcontext()
+            yield
+            return
         leases = lease_store(self.checkpointer, graph.checkpointer)
         name = _preflight.store_name(self.checkpointer)
+        with hold(leases, _thread_of(cfg), store_name=name) as fence:
+            cfg["configurable"][FENCE_KEY] = fence
+            try:
+                yield
+            finally:
+                cfg["configurable"].pop(FENCE_KEY, None)
+
+    @contextlib.asynccontextmanager
+    async def _alease(self, graph: CompiledStateGraph, cfg: Any) -> AsyncIterator[None]:
+        if not graph.checkpointer:
+            yield
+            return
+        leases = lease_store(self.checkpointer, graph.checkpointer)
         if isinstance(leases, MemoryLeases):
             # a dict behind a lock never blocks the loop: taken inline, not from a worker thread
             # (two thread hops per run were most of what a durable in-memory run cost over the floor)
-            return _inline(hold(leases, _thread_of(cfg), store_name=name))
-        return ahold(leases, _thread_of(cfg), store_name=name)
-
-
-@contextlib.asynccontextmanager
-async def _inline(held: Any) -> AsyncIterator[None]:
-    with held:
-        yield
+            with self._lease(graph, cfg):
+                yield
+            return
+        name = _preflight.store_name(self.checkpointer)
+        async with ahold(leases, _thread_of(cfg), store_name=name) as fence:
+            cfg["configurable"][FENCE_KEY] = fence
+            try:
+                yield
+            finally:
+                cfg["configurable"].pop(FENCE_KEY, None)
 
 
 def _thread_of(cfg: Any) -> str:

@@ -24,6 +24,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.errors import GraphBubbleUp
 from langgraph.types import Send
 
+from graphflow.checkpoint.serde import stored_form
 from graphflow.hooks._runner import around
 from graphflow.hooks.base import ToolCallRequest, ToolHook
 from graphflow.state import EXIT_LOOP, MESSAGES, TOOL_CALL, TOOL_HISTORY, TOOLS_NODE
@@ -114,8 +115,11 @@ class ToolStep:
     ) -> dict[str, Any]:
         if message.artifact is not None:
             what = f"tool `{request.tool_call['name']}`"
-            ensure_storable(
-                {"artifact": message.artifact}, agent=self.agent.name, config=config, what=what
+            ensure_storable(  # (as a message stores it: dataclasses and models as dicts)
+                {"artifact": stored_form(message.artifact)},
+                agent=self.agent.name,
+                config=config,
+                what=what,
             )
         update: dict[str, Any] = {MESSAGES: [message]}
         if is_exit_loop(request.tool) and message.status != "error":

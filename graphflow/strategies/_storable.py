@@ -15,24 +15,18 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from graphflow.checkpoint.serde import GraphflowSerializer, unstorable
+from graphflow.checkpoint.serde import allowlist_of, unstorable
 from graphflow.exceptions import StateValueError
 from graphflow.state import MESSAGES
 
 __all__ = ("ensure_storable",)
 
 
-def _allowlist(config: RunnableConfig | None) -> frozenset[tuple[str, str]] | None:
-    saver = ((config or {}).get("configurable") or {}).get("__pregel_checkpointer")
-    serde = getattr(saver, "serde", None)
-    return serde.allowed if isinstance(serde, GraphflowSerializer) else None
-
-
 def ensure_storable(
     update: Mapping[str, Any], *, agent: str, config: RunnableConfig | None, what: str
 ) -> None:
     """Raise `StateValueError` if `update` (written by `what` of `agent`) holds an unstorable value."""
-    allowed = _allowlist(config)
+    allowed = allowlist_of(config)
     if allowed is None:
         return
     for key, value in update.items():

@@ -20,6 +20,13 @@ in, one `ToolMessage` out (or a raised `ToolError` when the failure ends the run
 * A tool whose sync path only waits for its async one (`bridges_to_async = True`, as MCP tools)
   runs as a coroutine under both APIs, so a timeout cancels it instead of abandoning a thread.
 * `sys.exit()` inside a tool is a tool failure (`UNKNOWN`), never the end of the process.
+* **Storable results.** A tool's own `ToolMessage` whose artifact (or extra fields) a checkpoint
+  could not store — a client, a class nobody allowed — becomes an error result that says so,
+  with the artifact dropped: the side effect happened once and the thread goes on (refusing the
+  write would fail the step, and every resume would run the tool again).
+* **Lease.** Before each attempt the run's lease is checked (`graphflow.checkpoint.leases`): a
+  run that lost its thread to another (paused past its heartbeat) raises `LeaseLostError`
+  instead of starting the tool — the run that took over runs it.
 """
 
 from __future__ import annotations
@@ -39,6 +46,9 @@ from langgraph.errors import GraphBubbleUp
 from langgraph.types import interrupt
 
 from graphflow._threads import submit
+from graphflow.checkpoint._fencing import fence_of
+from graphflow.checkpoint.leases import MemoryLeases
+from graphflow.checkpoint.serde import allowlist_of, stored_form, unstorable
 from graphflow.exceptions import ToolError, ToolTimeoutError
 from graphflow.tools._batches import AWAITING_APPROVAL, awaiting_approval
 from graphflow.tools.approval import APPROVAL_REQUEST, parse_decision
@@ -85,6 +95,7 @@ def run_tool_call(
     attempt = 0
     while True:
         attempt += 1
+        _check_lease(config, run.name)
         try:
             return run.success(_invoke(tool, run.call, config, policy), attempt)
         except GraphBubbleUp:
@@ -115,6 +126,7 @@ async def arun_tool_call(
     attempt = 0
     while True:
         attempt += 1
+        await _acheck_lease(config, run.name)
         try:
             return run.success(await _ainvoke(tool, run.call, config, policy), attempt)
         except GraphBubbleUp:
@@ -124,6 +136,23 @@ async def arun_tool_call(
             if isinstance(outcome, ToolMessage):
                 return outcome
             await asyncio.sleep(outcome)
+
+
+def _check_lease(config: RunnableConfig, tool: str) -> None:
+    """`LeaseLostError` if the run no longer holds its thread (before the tool starts)."""
+    fence = fence_of(config)
+    if fence is not None:
+        fence.check(f"starting tool `{tool}`")
+
+
+async def _acheck_lease(config: RunnableConfig, tool: str) -> None:
+    fence = fence_of(config)
+    if fence is None:
+        return
+    if isinstance(fence.store, MemoryLeases):  # a dict behind a lock: no thread hop
+        fence.check(f"starting tool `{tool}`")
+    else:
+        await asyncio.to_thread(fence.check, f"starting tool `{tool}`")
 
 
 # -- one call ----------------------------------------------------------------------------------
@@ -210,8 +239,41 @@ class _Call:
             }
             if self.message_id is not None:
                 update["id"] = self.message_id
+            found = self.unstorable_part(output)
+            if found is not None:
+                return self.unstorable_result(content, found, attempts)
             return output.model_copy(update=update)
         return self.message(serialize_result(output, max_chars=limit), result)
+
+    def unstorable_part(self, output: ToolMessage) -> str | None:
+        """What in the tool's own message a checkpoint could not store (None: all of it can)."""
+        allowed = allowlist_of(self.config)
+        if allowed is None:
+            return None
+        found = None
+        if output.artifact is not None:
+            found = unstorable(stored_form(output.artifact), allowed, path="artifact")
+        extra = stored_form(output.additional_kwargs)
+        return found or unstorable(extra, allowed, path="additional_kwargs")
+
+    def unstorable_result(self, content: Any, found: str, attempts: int) -> ToolMessage:
+        message = (
+            f"the tool ran, but its result holds {found}, which a checkpoint cannot store; that "
+            "part was dropped"
+        )
+        hint = (
+            "use the text result below; do not call the tool again to get the dropped part (to "
+            "keep it, the application allows its class with graphflow.allow_types(TheClass))"
+        )
+        logger.warning("agent %s: tool %s: %s", self.agent, self.name, message)
+        text = error_content(ToolErrorType.UNKNOWN, self.name, message, hint)
+        result = ToolResult(
+            success=False,
+            error_type=ToolErrorType.UNKNOWN,
+            error_message=message,
+            attempts=attempts,
+        )
+        return self.message(f"{text}\nResult: {_text(content)}", result)
 
     def failure(self, exc: BaseException, attempts: int) -> _Failure:
         error_type = classify_exception(exc)
@@ -482,6 +544,13 @@ def _has_async(tool: BaseTool) -> bool:
     if isinstance(tool, StructuredTool):
         return tool.coroutine is not None
     return type(tool)._arun is not BaseTool._arun
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    blocks = content if isinstance(content, list) else [content]
+    return "\n".join(str(b.get("text", b)) if isinstance(b, dict) else str(b) for b in blocks)
 
 
 def _clean(text: str) -> str:

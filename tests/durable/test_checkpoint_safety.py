@@ -122,27 +122,6 @@ def test_an_unstorable_function_result_is_refused_when_written(store, calls, val
     assert [r.status for r in team.runs(checkpointer=store)] == ["failed"]
 
 
-def test_an_unstorable_tool_artifact_is_refused_naming_agent_tool_and_type(store) -> None:
-    effects: list[str] = []
-
-    @tool(response_format="content_and_artifact")
-    def connect(host: str) -> tuple[str, Client]:
-        """Open a connection."""
-        effects.append(host)
-        return f"connected to {host}", Client()
-
-    model = ScriptedChatModel(replies=[tool_call("connect", {"host": "db1"}), "done"])
-    agent = ReactAgent(name="ops", model=model, tools=[connect], output_key="out")
-    team = SequentialAgent(name="team", sub_agents=[agent])
-    with pytest.raises(StateValueError) as caught:
-        team.invoke("go", thread_id="t", checkpointer=store)
-    message = str(caught.value)
-    assert "Agent `ops`: tool `connect` wrote" in message and f"{__name__}.Client" in message
-    assert "`artifact`" in message
-    assert effects == ["db1"] and model.calls == 1
-    assert team.get_state("t", checkpointer=store).values["messages"]  # still loads
-
-
 @pytest.mark.parametrize("mode", ["sync", "async"])
 async def test_a_tool_calling_sys_exit_is_a_tool_error_and_the_run_resumes(mode, store) -> None:
     exits = [3]
