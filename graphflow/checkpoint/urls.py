@@ -219,11 +219,16 @@ def resolve_checkpointer(spec: Any, *, allowed_types: Iterable[type] = ()) -> An
         pool = ConnectionPool(spec, **_pool_options(ConnectionPool, dict_row, timeout))
         try:
             pool.open(wait=True, timeout=timeout)
-            psaver = named_errors(PostgresSaver, pool, serde=serde, store=safe_url(spec))
-            psaver.setup()
         except Exception as exc:
             pool.close()
             raise _pg_unreachable(spec, timeout, exc) from None
+        psaver = named_errors(PostgresSaver, pool, serde=serde, store=safe_url(spec))
+        try:
+            with _setup_lock(spec, timeout):
+                psaver.setup()
+        except Exception as exc:
+            pool.close()
+            raise _pg_setup_failed(spec, exc) from None
         return fenced(psaver)
     raise _unsupported(spec)
 
@@ -287,6 +292,58 @@ def _probe_postgres(spec: str, timeout: float) -> None:
         psycopg.connect(spec, connect_timeout=int(timeout)).close()
     except psycopg.Error as exc:
         raise _pg_unreachable(spec, timeout, exc) from None
+
+
+_SETUP_LOCK = 0x6772_6166_6C6F_77  # "graflow": one advisory lock id for every process
+"""PostgreSQL advisory lock held while a process sets up the store's tables."""
+_SETUP_WAIT = 120.0
+"""Seconds a process waits for another to finish setting up the store."""
+
+
+def _take_setup_lock(spec: str, timeout: float) -> Any:
+    """A connection holding the setup lock (closing it releases the lock).
+
+    LangGraph's `setup()` creates tables and runs migrations; two processes doing it at once
+    (the workers of a batch starting together) collide on PostgreSQL's catalog ("duplicate key
+    value violates unique constraint pg_type_typname_nsp_index"), so they take turns.
+    """
+    import time
+
+    import psycopg
+
+    conn = psycopg.connect(spec, connect_timeout=int(timeout), autocommit=True)
+    try:
+        # polled, not waited for in one statement: a waiting statement holds a snapshot, and the
+        # holder's `CREATE INDEX CONCURRENTLY` would wait for it in turn (a deadlock nobody sees)
+        deadline = time.monotonic() + _SETUP_WAIT
+        while not conn.execute("SELECT pg_try_advisory_lock(%s)", (_SETUP_LOCK,)).fetchone()[0]:  # type: ignore[index]
+            if time.monotonic() > deadline:
+                raise TimeoutError(
+                    f"another process kept setting up the store for {_SETUP_WAIT:g} s"
+                )
+            time.sleep(0.1)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+@contextmanager
+def _setup_lock(spec: str, timeout: float) -> Iterator[None]:
+    conn = _take_setup_lock(spec, timeout)
+    try:
+        yield
+    finally:
+        conn.close()
+
+
+def _pg_setup_failed(spec: str, exc: BaseException) -> CheckpointStoreError:
+    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return CheckpointStoreError(
+        f"checkpointer {safe_url(spec)!r}: setting up graphflow's tables in PostgreSQL failed "
+        f"({reason}); check that the user may create tables in that database",
+        store=safe_url(spec),
+    )
 
 
 def safe_url(spec: str) -> str:
@@ -378,9 +435,17 @@ async def _build_async(
     )
     try:
         await pool.open(wait=True, timeout=timeout)
-        psaver = named_errors(AsyncPostgresSaver, pool, serde=serde, store=safe_url(spec))
-        await psaver.setup()
     except Exception as exc:
         await pool.close()
         raise _pg_unreachable(spec, timeout, exc) from None
+    psaver = named_errors(AsyncPostgresSaver, pool, serde=serde, store=safe_url(spec))
+    try:
+        lock = await asyncio.to_thread(_take_setup_lock, spec, timeout)
+        try:
+            await psaver.setup()
+        finally:
+            await asyncio.to_thread(lock.close)
+    except Exception as exc:
+        await pool.close()
+        raise _pg_setup_failed(spec, exc) from None
     return fenced(psaver), pool.close

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -135,7 +136,8 @@ def test_ctrl_c_stops_cleanly_and_the_printed_command_continues(app: Path) -> No
     assert "--batch-id cc" in command
     finished_before = len(_lines(app))
     assert finished_before < 12
-    args = command.split()[1:] if command.startswith("graphflow ") else command.split()[3:]
+    words = shlex.split(command)
+    args = words[words.index("batch") :]
     rest = subprocess.run(
         [sys.executable, "-m", "graphflow.cli", *args, "--checkpointer", "sqlite:///runs.db"],
         cwd=app, env=_env(app), capture_output=True, text=True, timeout=300,
