@@ -140,9 +140,11 @@ def _child(names: list[str], variants: list[str], model: str) -> None:
 
     built = {(n, v): WORKLOADS[n][v](None) for n in names for v in variants}
     # one event loop for every run, as a server has: its set-up is no part of a run
-    runner = asyncio.Runner()
+    # run_until_complete, not Runner.run: that swaps the SIGINT handler around each run and
+    # reprs the finished task, result and all, on the way (no part of a run)
+    loop = asyncio.Runner().get_loop()
     for workload in built.values():  # warm up, uninstrumented
-        runner.run(workload.arun())
+        loop.run_until_complete(workload.arun())
     blocks: list[tuple[str, str, int]] = []
     subprocess.run(
         ["callgrind_control", "-i", "on", str(os.getpid())], check=True, capture_output=True
@@ -153,7 +155,7 @@ def _child(names: list[str], variants: list[str], model: str) -> None:
 
             def block(workload: Workload = workload, runs: int = runs) -> None:
                 for _ in range(runs):
-                    runner.run(workload.arun())
+                    loop.run_until_complete(workload.arun())
 
             _in_qsort(block)
             blocks.append((name, variant, runs))

@@ -55,13 +55,15 @@ VARIANTS = ("graphflow", "subgraphs", "plain")
 
 
 _runner = asyncio.Runner()
-"""The one event loop every run uses."""
+"""The one event loop every run uses (through `run_until_complete`: `Runner.run` swaps the SIGINT
+handler around every run, and `signal` reprs the old handler — the finished task with its whole
+result — which costs a graphflow run ~10 M instructions of `inspect.signature` garbage)."""
 
 
 def _time(workload: Workload) -> tuple[float, float]:
     """(wall seconds, CPU seconds of this process) of one run."""
     wall, cpu = time.perf_counter(), time.process_time()
-    _runner.run(workload.arun())
+    _runner.get_loop().run_until_complete(workload.arun())
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
