@@ -7,10 +7,16 @@
   agent, resumable sub-agents).
 
 Every builder returns a `Workload`: a run coroutine factory and how many model calls one run makes.
+
+Two fake models (`MODEL`, set by `use_model`): `scripted`, `graphflow.testing.ScriptedChatModel`
+through LangChain's `BaseChatModel.ainvoke` (callbacks, run managers: ~3.7 M instructions a call,
+what any LangChain chat model costs), and `bare`, the same script answering `ainvoke` directly, so
+a run costs only the framework around the call (how peers without LangChain models are compared).
 """
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -24,7 +30,7 @@ from langgraph.graph.message import add_messages
 from graphflow import LoopAgent, ParallelAgent, ReactAgent, SequentialAgent, output_contains
 from graphflow.testing import ScriptedChatModel, tool_call
 
-__all__ = ("WORKLOADS", "Workload", "big_tree")
+__all__ = ("MODEL", "WORKLOADS", "BareChatModel", "Workload", "big_tree", "use_model")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -46,8 +52,38 @@ class State(TypedDict, total=False):
     passes: int
 
 
+class BareChatModel(ScriptedChatModel):
+    """`ScriptedChatModel` answering `ainvoke` itself: no callbacks, no run manager."""
+
+    async def ainvoke(self, input: Any, config: Any = None, **kwargs: Any) -> AIMessage:  # type: ignore[override]
+        """The next scripted reply, as an `AIMessage` with an id."""
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        reply = self._to_message(self._next(list(input), kwargs.get("tools")))
+        if reply.id is None:
+            reply.id = f"run-{uuid.uuid4()}"
+        return reply
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        """The model itself (the script decides on tool calls)."""
+        return self
+
+
+MODEL = "scripted"
+"""Which fake model the builders use: `scripted` or `bare` (see the module docstring)."""
+
+
+def use_model(kind: str) -> None:
+    """Make the builders use the `scripted` or the `bare` fake model."""
+    global MODEL
+    if kind not in ("scripted", "bare"):
+        raise ValueError(f"unknown model kind {kind!r}: scripted or bare")
+    MODEL = kind
+
+
 def _model(latency: float = 0.0, fn: Any = None) -> ScriptedChatModel:
-    return ScriptedChatModel(fn=fn or (lambda messages, n: f"reply {n}"), latency=latency)
+    cls = BareChatModel if MODEL == "bare" else ScriptedChatModel
+    return cls(fn=fn or (lambda messages, n: f"reply {n}"), latency=latency)
 
 
 def _input() -> dict[str, Any]:

@@ -191,26 +191,39 @@ _BASE_FIELDS: dict[str, Any] = {
     EXIT_LOOP: Annotated[bool, last_write],
 }
 
-_schemas: dict[tuple[frozenset[str], tuple[tuple[str, Any], ...]], type] = {}
+_schemas: dict[tuple[frozenset[str], tuple[tuple[str, Any], ...], frozenset[str]], type] = {}
 
 
 def build_state_schema(
-    keys: Iterable[str], *, extra: Mapping[str, Any] | None = None, name: str = "GraphflowState"
+    keys: Iterable[str],
+    *,
+    extra: Mapping[str, Any] | None = None,
+    name: str = "GraphflowState",
+    omit: Iterable[str] = (),
 ) -> type:
     """A `TypedDict` with the base channels, one channel per key in `keys`, and `extra`.
 
     The base channels are `messages`, `agent_status`, `loop_iteration` and the `exit_loop`
     flag; `input` is a channel only where it is among `keys` (a sub-agent that never reads it
-    does not store a copy of it in every checkpoint).
+    does not store a copy of it in every checkpoint). `omit` leaves out base channels a graph
+    never reads or writes (`loop_iteration`, `exit_loop` in a leaf agent without hooks): every
+    channel is set up again on each invocation of a sub-agent's graph.
 
     Schemas are cached: a tree of a hundred agents builds each distinct schema once.
     """
-    cache_key = (frozenset(keys), tuple(sorted((extra or {}).items(), key=lambda kv: kv[0])))
+    omitted = frozenset(omit)
+    if omitted & {MESSAGES, AGENT_STATUS}:
+        raise ValueError("the messages and agent_status channels cannot be omitted")
+    cache_key = (
+        frozenset(keys),
+        tuple(sorted((extra or {}).items(), key=lambda kv: kv[0])),
+        omitted,
+    )
     try:
         return _schemas[cache_key]
     except (KeyError, TypeError):
         pass
-    fields = dict(_BASE_FIELDS)
+    fields = {k: v for k, v in _BASE_FIELDS.items() if k not in omitted}
     if INPUT in cache_key[0]:
         fields[INPUT] = Annotated[Any, _WrittenOnce(_last_of)]
     for key in sorted(cache_key[0]):

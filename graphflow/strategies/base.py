@@ -171,12 +171,25 @@ def _without_tool_calls(message: BaseMessage) -> BaseMessage:
     )
 
 
+def _plain_reply(message: AIMessage, agent_name: str) -> bool:
+    """Whether `message` is an `AIMessage` named `agent_name` with no tool calls of any kind."""
+    return (
+        type(message) is AIMessage
+        and message.name == agent_name
+        and not message.tool_calls
+        and not message.invalid_tool_calls
+        and "tool_calls" not in message.additional_kwargs
+    )
+
+
 def final_answer(agent_name: str, new_messages: list[BaseMessage]) -> list[BaseMessage]:
     """The agent's last AI message, tagged with its name and stripped of tool calls."""
     for message in reversed(new_messages):
         if isinstance(message, AIMessage):
             if message.tool_calls and not message.text.strip():
                 return []  # its last turn only called tools (e.g. exit_loop): nothing to say
+            if _plain_reply(message, agent_name):
+                return [message]  # already what a copy would be (the common final answer)
             final = _without_tool_calls(message)
             final.name = agent_name
             return [final]

@@ -25,11 +25,14 @@ from graphflow.messages import instruction_message
 from graphflow.state import (
     AGENT_STATUS,
     CONTEXT,
+    EXIT_LOOP,
+    LOOP_ITERATION,
     MESSAGES,
     MODEL_CALLS,
     MODEL_NODE,
     STOP,
     TOOLS_NODE,
+    build_state_schema,
     merge_dicts,
 )
 from graphflow.strategies._agent_hooks import HookChain, guarded
@@ -121,14 +124,13 @@ class ReactStrategy(FlowGraphBuildingStrategy):
     @override
     def build_graph(self, agent: Any, ctx: BuildContext) -> StateGraph:
         assert isinstance(agent, ReactAgent)
+        private: dict[str, Any] = {MODEL_CALLS: int, STOP: str | None}
+        if agent.call_hooks():
+            # context bookkeeping is written by model hooks (a context policy is one): without
+            # any, the channel would be one more to set up on every invocation, never written
+            private[CONTEXT] = Annotated[dict[str, Any], merge_dicts]
         graph: StateGraph = StateGraph(
-            ctx.schema(
-                {
-                    MODEL_CALLS: int,
-                    STOP: str | None,
-                    CONTEXT: Annotated[dict[str, Any], merge_dicts],
-                }
-            )
+            build_state_schema(ctx.keys, extra={**ctx.extra, **private}, omit=_unused(agent, ctx))
         )
         hooks = HookChain(agent)
         tools = ToolStep(agent)
@@ -144,3 +146,17 @@ class ReactStrategy(FlowGraphBuildingStrategy):
         graph.add_conditional_edges(MODEL_NODE, router(after_model), [TOOLS_NODE, MODEL_NODE, done])
         graph.add_edge(TOOLS_NODE, MODEL_NODE)
         return graph
+
+
+def _unused(agent: ReactAgent, ctx: BuildContext) -> frozenset[str]:
+    """Base channels a sub-agent's graph never reads or writes.
+
+    Without hooks nothing in it reads the loop pass (the parent's node renders the instruction)
+    and nothing sets the exit flag but the `exit_loop` tool.
+    """
+    if ctx.is_root or agent.hooks or agent.call_hooks():
+        return frozenset()
+    unused = {EXIT_LOOP} if not any(is_exit_loop(t) for t in agent.tool_objects()) else set()
+    if LOOP_ITERATION not in agent.input_keys:
+        unused.add(LOOP_ITERATION)
+    return frozenset(unused)

@@ -3,7 +3,10 @@
 * an async run on an in-memory saver takes the thread's lease inline, not from a worker thread;
 * a leaf sub-agent is sent only what it reads: a key it only writes (its previous pass's
   output) and the loop pass it never reads are not copied into its first checkpoint;
-* a loop that ends without `exit_loop` writes no exit flag on the way out.
+* a loop that ends without `exit_loop` writes no exit flag on the way out;
+* a leaf ReAct sub-agent without hooks has no channel it never uses (the loop pass, the exit
+  flag unless it has the `exit_loop` tool, the context bookkeeping): each channel is set up again
+  on every invocation of its graph.
 """
 
 from __future__ import annotations
@@ -15,9 +18,10 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 import graphflow.runtime.compiled as runner
-from graphflow import LoopAgent, ReactAgent, output_contains
-from graphflow.state import EXIT_LOOP
-from graphflow.testing import ScriptedChatModel
+from graphflow import LoopAgent, ReactAgent, exit_loop, output_contains
+from graphflow.context import HybridContext
+from graphflow.state import CONTEXT, EXIT_LOOP, LOOP_ITERATION
+from graphflow.testing import ScriptedChatModel, tool_call
 
 
 def _loop() -> LoopAgent:
@@ -89,3 +93,29 @@ def test_loop_ending_by_its_condition_writes_no_exit_flag() -> None:
         if channel == EXIT_LOOP
     ]
     assert exit_writes == [False]  # the loop's entry resets it; nothing sets or clears it after
+
+
+def _channels(agent: ReactAgent) -> set[str]:
+    (entry,) = agent._runtime_cache["graphs"].values()  # its one compiled subgraph
+    return set(entry[2].channels)
+
+
+def test_leaf_react_graphs_carry_only_the_channels_they_use() -> None:
+    loop = _loop()
+    writer, reviewer = loop.sub_agents
+    leaver = ReactAgent(
+        name="leaver",
+        model=ScriptedChatModel(replies=[tool_call("exit_loop", {}), "bye"]),
+        tools=[exit_loop],
+    )
+    managed = ReactAgent(
+        name="managed", model=ScriptedChatModel(replies=["ok"]), context=HybridContext()
+    )
+    loop.sub_agents = [writer, reviewer, leaver, managed]
+    result = loop.invoke("topic", thread_id="t", checkpointer=InMemorySaver())
+    assert result["draft"] == "draft 0"  # one pass: the leaver ended the loop
+    for plain in (writer, reviewer):
+        assert not {LOOP_ITERATION, EXIT_LOOP, CONTEXT} & _channels(plain)
+    assert EXIT_LOOP in _channels(leaver)
+    assert not {LOOP_ITERATION, CONTEXT} & _channels(leaver)
+    assert {LOOP_ITERATION, EXIT_LOOP, CONTEXT} <= _channels(managed)
