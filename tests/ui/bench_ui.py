@@ -13,16 +13,12 @@ from __future__ import annotations
 import argparse
 import sqlite3
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent.parent / "visualize"))
-
-import ui_targets  # noqa: E402
-
 from graphflow.ui import create_app  # noqa: E402
+from tests.ui import ui_targets
 from tests.ui.ui_support import Served, seed  # noqa: E402
 from tests.visualize.viz_support import CHROMIUM_ARGS, program  # noqa: E402
 

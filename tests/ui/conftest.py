@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent.parent / "visualize"))
-
-import ui_targets  # noqa: E402
-
+from tests.ui import ui_targets
 from tests.ui.ui_support import Served, seed  # noqa: E402
 
 
@@ -44,7 +40,7 @@ def served(store: str, targets: dict[str, Any]) -> Iterator[Served]:
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """Debian's Chromium, headless, driven by Playwright (no browser download)."""
-    from viz_support import CHROMIUM_ARGS, missing, program
+    from tests.visualize.viz_support import CHROMIUM_ARGS, missing, program
 
     chromium = program("chromium")
     try:

@@ -6,10 +6,10 @@ import time
 from typing import Any
 
 import pytest
-import ui_targets
 from starlette.testclient import TestClient
 
 from graphflow.ui import create_app
+from tests.ui import ui_targets
 
 
 def wait_status(client: TestClient, thread: str, want: str, timeout: float = 60) -> dict[str, Any]:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import ui_targets
 from playwright.sync_api import expect
+
+from tests.ui import ui_targets
 
 TIMEOUT = 60_000  # generous: only keeps a broken test from hanging
 

@@ -7,7 +7,7 @@ import threading
 import time
 from typing import Any
 
-import ui_targets
+from tests.ui import ui_targets
 
 TARGET_KEY = "graphflow_target"
 
