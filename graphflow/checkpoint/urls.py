@@ -224,8 +224,10 @@ def resolve_checkpointer(spec: Any, *, allowed_types: Iterable[type] = ()) -> An
             raise _pg_unreachable(spec, timeout, exc) from None
         psaver = named_errors(PostgresSaver, pool, serde=serde, store=safe_url(spec))
         try:
-            with _setup_lock(spec, timeout):
-                psaver.setup()
+            if spec not in _SET_UP:
+                with _setup_lock(spec, timeout):
+                    psaver.setup()
+                _SET_UP.add(spec)
         except Exception as exc:
             pool.close()
             raise _pg_setup_failed(spec, exc) from None
@@ -298,6 +300,9 @@ _SETUP_LOCK = 0x6772_6166_6C6F_77  # "graflow": one advisory lock id for every p
 """PostgreSQL advisory lock held while a process sets up the store's tables."""
 _SETUP_WAIT = 120.0
 """Seconds a process waits for another to finish setting up the store."""
+_SET_UP: set[str] = set()
+"""PostgreSQL URLs whose tables this process has set up (an async run opens its own saver: the
+setup, with its lock, is paid once per process, not once per run)."""
 
 
 def _take_setup_lock(spec: str, timeout: float) -> Any:
@@ -440,11 +445,13 @@ async def _build_async(
         raise _pg_unreachable(spec, timeout, exc) from None
     psaver = named_errors(AsyncPostgresSaver, pool, serde=serde, store=safe_url(spec))
     try:
-        lock = await asyncio.to_thread(_take_setup_lock, spec, timeout)
-        try:
-            await psaver.setup()
-        finally:
-            await asyncio.to_thread(lock.close)
+        if spec not in _SET_UP:
+            lock = await asyncio.to_thread(_take_setup_lock, spec, timeout)
+            try:
+                await psaver.setup()
+            finally:
+                await asyncio.to_thread(lock.close)
+            _SET_UP.add(spec)
     except Exception as exc:
         await pool.close()
         raise _pg_setup_failed(spec, exc) from None
