@@ -20,6 +20,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 import graphflow.runtime.compiled as runner
 from graphflow import LoopAgent, ReactAgent, exit_loop, output_contains
 from graphflow.context import HybridContext
+from graphflow.runtime.graphs import SUBGRAPHS
 from graphflow.state import CONTEXT, EXIT_LOOP, LOOP_ITERATION
 from graphflow.testing import ScriptedChatModel, tool_call
 
@@ -96,8 +97,13 @@ def test_loop_ending_by_its_condition_writes_no_exit_flag() -> None:
 
 
 def _channels(agent: ReactAgent) -> set[str]:
-    (entry,) = agent._runtime_cache["graphs"].values()  # its one compiled subgraph
-    return set(entry[2].channels)
+    fingerprint = agent.fingerprint()
+    (graph,) = [  # its one compiled subgraph, as the runtime caches it
+        entry[2]
+        for key in list(SUBGRAPHS)
+        if key[0] == id(agent) and (entry := SUBGRAPHS[key])[0] == fingerprint
+    ]
+    return set(graph.channels)
 
 
 def test_leaf_react_graphs_carry_only_the_channels_they_use() -> None:

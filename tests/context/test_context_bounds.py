@@ -250,7 +250,7 @@ def test_a_summary_from_an_older_version_is_cut_too():
     history = snapshot.values["messages"]
     through = next(m.id for m in history if getattr(m, "tool_calls", None))
     old = {"text": "## Progress\n" + "old " * 20_000, "through": through, "rounds": 1, "number": 1}
-    agent.compile().update_state(snapshot.config, {"gf_context": {"summary": old}})
+    agent.compile().graph.update_state(snapshot.config, {"gf_context": {"summary": old}})
     model.reset()
     agent.invoke(HumanMessage(content="and again"), thread_id="t")
     [summary] = [m for m in model.requests[0] if SUMMARY in m.additional_kwargs]

@@ -112,7 +112,7 @@ def test_a_run_whose_lease_was_taken_over_writes_no_checkpoint(
             ),
         ],
     )
-    holder["saver"] = team.compile(checkpointer=url).checkpointer
+    holder["saver"] = team.compile(checkpointer=url).graph.checkpointer
     with pytest.raises(LeaseLostError) as caught:
         _run(mode, team, "go", thread_id=thread, checkpointer=url)
     error = caught.value
@@ -156,7 +156,7 @@ def test_a_run_whose_lease_was_taken_over_starts_no_tool_call(
         hooks=[Freeze()],
         output_key="answer",
     )
-    holder["saver"] = payer.compile(checkpointer=url).checkpointer
+    holder["saver"] = payer.compile(checkpointer=url).graph.checkpointer
     with pytest.raises(LeaseLostError, match="starting tool `pay`"):
         _run(mode, payer, "go", thread_id=thread, checkpointer=url)
     assert paid.calls == []

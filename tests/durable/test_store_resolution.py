@@ -210,7 +210,10 @@ def test_the_spec_holds_no_run_state():
     team.invoke("a", thread_id="t1")
     assert not hasattr(team, "_runtime_cache")
     assert team.__pydantic_private__ is not None
-    assert set(team.__pydantic_private__) == {"_template", "_version"}
+    # the parsed instruction, a version for fingerprints, and what a loaded spec started for the
+    # tree (its MCP servers, closed with it): nothing about runs or stores
+    assert set(team.__pydantic_private__) == {"_template", "_version", "_owned"}
+    assert team._owned == []
 
 
 def test_specs_are_collected_once_the_runtime_caches_let_them_go(monkeypatch):

@@ -94,7 +94,10 @@ def test_a_stop_mid_run_is_one_line_and_the_printed_command_resumes(
         shlex.split(command), cwd=offline, env=_env(), capture_output=True, text=True, timeout=120
     )
     assert resumed.returncode == 0, resumed.stderr
-    assert "web_search(" not in resumed.stdout  # the search is not repeated
+    if moment != "web_search(":
+        # a finished step is never repeated (a call cut off in flight is run again, as it must:
+        # its result was never stored)
+        assert "web_search(" not in resumed.stdout
     assert "report: reports" in resumed.stdout
 
 

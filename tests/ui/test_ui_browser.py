@@ -105,7 +105,7 @@ def test_an_answer_with_markup_is_shown_as_text(browser, served):
 
 
 def test_off_loopback_the_page_works_with_the_printed_token(browser, store, targets):
-    from ui_support import Served
+    from tests.ui.ui_support import Served
 
     from graphflow.ui import create_app
 

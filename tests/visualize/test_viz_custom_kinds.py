@@ -142,9 +142,7 @@ def test_details_leave_out_fields_the_kind_does_not_use() -> None:
         return_reasoning_contents=True,
     )
     step = FunctionAgent(name="f", fn=lambda s: 1, output_key="o")
-    flow = ParallelAgent(
-        name="p", sub_agents=[react, step], include_contents="none", return_reasoning_contents=True
-    )
+    flow = ParallelAgent(name="p", sub_agents=[react, step])  # a flow takes neither field
     router = LlmRoutingAgent(
         name="route",
         model=model,
