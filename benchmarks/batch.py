@@ -36,8 +36,8 @@ def _load():  # type: ignore[no-untyped-def]
 
 def local(n: int, concurrency: int, store: str) -> float:
     """Inputs a second of local `abatch`."""
-    from graphflow.cli._batch import load_agent_by_path
     from graphflow.batch import abatch
+    from graphflow.cli._batch import load_agent_by_path
 
     team = load_agent_by_path(TARGET)
     start = time.perf_counter()

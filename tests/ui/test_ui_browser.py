@@ -105,9 +105,8 @@ def test_an_answer_with_markup_is_shown_as_text(browser, served):
 
 
 def test_off_loopback_the_page_works_with_the_printed_token(browser, store, targets):
-    from tests.ui.ui_support import Served
-
     from graphflow.ui import create_app
+    from tests.ui.ui_support import Served
 
     with Served(create_app(targets, store, token="tok3n")) as served:
         page = browser.new_page()
