@@ -10,7 +10,6 @@ over does to it); `test_fencing_processes.py` does it with two real processes an
 from __future__ import annotations
 
 import asyncio
-import os
 import sqlite3
 import time
 import uuid
@@ -23,19 +22,9 @@ from langchain_core.tools import tool
 from graphflow import FunctionAgent, LeaseLostError, ReactAgent, SequentialAgent, ToolHook
 from graphflow.checkpoint import leases
 from graphflow.testing import ScriptedChatModel, tool_call
+from tests.support.stores import store_url
 
 STORES = ["memory", "sqlite", "postgres"]
-
-
-def _url(kind: str, tmp_path: Path) -> str:
-    if kind == "memory":
-        return "memory:"
-    if kind == "sqlite":
-        return f"sqlite:///{tmp_path / 'runs.db'}"
-    url = os.environ.get("GRAPHFLOW_TEST_POSTGRES_URL")
-    if not url:
-        pytest.skip("GRAPHFLOW_TEST_POSTGRES_URL is not set")
-    return url
 
 
 def _take_over(url: str, saver: Any, thread: str) -> None:
@@ -84,7 +73,7 @@ def _run(mode: str, team: Any, *args: Any, **kwargs: Any) -> Any:
 def test_a_run_whose_lease_was_taken_over_writes_no_checkpoint(
     kind: str, mode: str, tmp_path: Path
 ) -> None:
-    url = _url(kind, tmp_path)
+    url = store_url(kind, tmp_path)
     thread = f"fence-{uuid.uuid4().hex[:8]}"
     paid = _Paid()
     holder: dict[str, Any] = {}
@@ -131,7 +120,7 @@ def test_a_run_whose_lease_was_taken_over_writes_no_checkpoint(
 def test_a_run_whose_lease_was_taken_over_starts_no_tool_call(
     kind: str, mode: str, tmp_path: Path
 ) -> None:
-    url = _url(kind, tmp_path)
+    url = store_url(kind, tmp_path)
     thread = f"fence-tool-{uuid.uuid4().hex[:8]}"
     paid = _Paid()
     holder: dict[str, Any] = {}

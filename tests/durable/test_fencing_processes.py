@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from graphflow.checkpoint import leases
+from tests.support.stores import store_url
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT = 60.0  # a guard against a hang, never a timing assertion
@@ -86,15 +87,6 @@ _WORKER = (
 )
 
 
-def _url(kind: str, tmp_path: Path) -> str:
-    if kind == "sqlite":
-        return f"sqlite:///{tmp_path / 'runs.db'}"
-    url = os.environ.get("GRAPHFLOW_TEST_POSTGRES_URL")
-    if not url:
-        pytest.skip("GRAPHFLOW_TEST_POSTGRES_URL is not set")
-    return url
-
-
 def _wait_for(what: str, ready: Any) -> None:
     deadline = time.time() + WAIT
     while not ready():
@@ -113,7 +105,7 @@ def _team(here: Path) -> Any:
 def test_a_frozen_holder_woken_after_a_takeover_runs_no_tool_and_writes_nothing(
     kind: str, mode: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    url = _url(kind, tmp_path)
+    url = store_url(kind, tmp_path)
     thread = f"frozen-{uuid.uuid4().hex[:8]}"
     script = tmp_path / "worker.py"
     script.write_text(_WORKER)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import os
 import uuid
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from graphflow.checkpoint.leases import FENCE_KEY, hold, lease_store
 from graphflow.checkpoint.serde import disallow_types
 from graphflow.testing import ScriptedChatModel, tool_call
 from graphflow.tools import tool_result
+from tests.support.stores import store_url
 
 STORES = ["memory", "sqlite", "postgres"]
 
@@ -62,17 +62,6 @@ class Client:
     """Something no checkpoint can hold (a connection)."""
 
 
-def _url(kind: str, tmp_path: Path) -> str:
-    if kind == "memory":
-        return "memory:"
-    if kind == "sqlite":
-        return f"sqlite:///{tmp_path / 'runs.db'}"
-    url = os.environ.get("GRAPHFLOW_TEST_POSTGRES_URL")
-    if not url:
-        pytest.skip("GRAPHFLOW_TEST_POSTGRES_URL is not set")
-    return url
-
-
 def _team(value: Any, calls: list[str]) -> SequentialAgent:
     def make(state: dict[str, Any]) -> Any:
         calls.append("make")
@@ -96,7 +85,7 @@ def _team(value: Any, calls: list[str]) -> SequentialAgent:
 def test_a_value_not_on_the_allowlist_is_refused_when_written_on_every_store(
     kind: str, value: Any, tmp_path: Path
 ) -> None:
-    url = _url(kind, tmp_path)
+    url = store_url(kind, tmp_path)
     thread = f"refused-{uuid.uuid4().hex[:8]}"
     calls: list[str] = []
     team = _team(value, calls)
@@ -116,7 +105,7 @@ def test_a_value_not_on_the_allowlist_is_refused_when_written_on_every_store(
 def test_allowed_classes_round_trip_and_a_finished_run_reads_back(
     kind: str, value: Any, tmp_path: Path
 ) -> None:
-    url = _url(kind, tmp_path)
+    url = store_url(kind, tmp_path)
     thread = f"allowed-{uuid.uuid4().hex[:8]}"
     allow_types(type(value))
     try:
@@ -142,7 +131,7 @@ def test_allow_types_refuses_a_plain_class_when_called() -> None:
 def test_an_allowed_dataclass_holding_an_unstorable_object_is_refused_when_written(
     kind: str, tmp_path: Path
 ) -> None:
-    url = _url(kind, tmp_path)
+    url = store_url(kind, tmp_path)
     allow_types(Reading)
     try:
         team = _team(Reading(value=Client()), [])  # type: ignore[arg-type]
@@ -158,7 +147,7 @@ def test_dataclass_and_pydantic_tool_artifacts_are_stored_as_their_data(
 ) -> None:
     # a message is stored as its pydantic dump: an artifact comes back as plain data, whatever
     # its class (allowed or not) — it is never refused, and the run reads back
-    url = _url(kind, tmp_path)
+    url = store_url(kind, tmp_path)
     thread = f"artifact-{uuid.uuid4().hex[:8]}"
 
     @tool(response_format="content_and_artifact")
@@ -183,7 +172,7 @@ def test_dataclass_and_pydantic_tool_artifacts_are_stored_as_their_data(
 def test_a_tool_whose_artifact_cannot_be_stored_gets_a_typed_error_result(
     kind: str, tmp_path: Path
 ) -> None:
-    url = _url(kind, tmp_path)
+    url = store_url(kind, tmp_path)
     thread = f"unstorable-{uuid.uuid4().hex[:8]}"
     effects: list[str] = []
 
@@ -232,7 +221,7 @@ def test_a_write_from_outside_graphflow_strategies_is_checked_by_the_saver(
     builder.add_node("custom", lambda s: {"made": Reading(3)})
     builder.add_edge(START, "custom")
     builder.add_edge("custom", END)
-    url = _url(kind, tmp_path)
+    url = store_url(kind, tmp_path)
     saver = resolve_checkpointer(url)
     graph = builder.compile(checkpointer=saver)
     store = lease_store(url, saver)

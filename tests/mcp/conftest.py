@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.processes import marked_pids, wait_gone
+
 REPO = Path(__file__).resolve().parents[2]
 NPM = REPO / ".cache" / "npm" / "node_modules" / "@modelcontextprotocol"
 EVERYTHING = NPM / "server-everything" / "dist" / "index.js"
@@ -56,30 +58,6 @@ def time_server() -> list[str]:
 def mark() -> str:
     """A unique value put in a server's environment, to find its processes."""
     return f"gf-{uuid.uuid4().hex}"
-
-
-def marked_pids(mark: str) -> list[int]:
-    """Processes whose environment holds `GF_TEST_MARK=<mark>`."""
-    needle = f"GF_TEST_MARK={mark}".encode()
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            environ = Path(f"/proc/{entry}/environ").read_bytes()
-            state = Path(f"/proc/{entry}/stat").read_text().split()[2]
-        except OSError:
-            continue
-        if needle in environ.split(b"\0") and state != "Z":
-            found.append(int(entry))
-    return found
-
-
-def wait_gone(mark: str, timeout: float = 10.0) -> list[int]:
-    deadline = time.monotonic() + timeout
-    while (pids := marked_pids(mark)) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return pids
 
 
 def free_port() -> int:

@@ -8,7 +8,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
 import uuid
 from pathlib import Path
 
@@ -17,6 +16,7 @@ import pytest
 import yaml
 
 from graphflow.spec import SpecError, load_spec, spec_schema
+from tests.support.processes import marked_pids, wait_gone
 
 pytest.importorskip("mcp_server_time")
 
@@ -92,28 +92,8 @@ def test_mcp_entry_errors_name_the_field_path_and_line(folder, entry, path, says
 # -- the servers a spec starts belong to the loaded tree ------------------------------------------
 
 
-def _marked(mark: str) -> list[int]:
-    """Live processes whose environment holds `GF_TEST_MARK=<mark>`."""
-    needle = f"GF_TEST_MARK={mark}".encode()
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            environ = Path(f"/proc/{entry}/environ").read_bytes()
-            state = Path(f"/proc/{entry}/stat").read_text().split()[2]
-        except OSError:
-            continue
-        if needle in environ.split(b"\0") and state != "Z":
-            found.append(int(entry))
-    return found
-
-
-def _gone(mark: str, timeout: float = 30.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while _marked(mark) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return not _marked(mark)
+def _gone(mark: str) -> bool:
+    return wait_gone(mark, timeout=30.0) == []
 
 
 @pytest.fixture
@@ -136,12 +116,12 @@ def marked(folder: Path) -> tuple[Path, str]:
 def test_closing_the_tree_stops_its_servers(marked) -> None:
     spec, mark = marked
     with load_spec(spec) as agent:
-        assert _marked(mark)  # started by the load
+        assert marked_pids(mark)  # started by the load
         assert "Asia/Tokyo" in agent.invoke("now", checkpointer="memory:")["answer"]
     assert _gone(mark)
     agent.close()  # idempotent
     again = load_spec(spec)
-    assert _marked(mark)
+    assert marked_pids(mark)
     again.close()
     assert _gone(mark)
 
@@ -149,7 +129,7 @@ def test_closing_the_tree_stops_its_servers(marked) -> None:
 async def test_async_with_closes_the_tree_too(marked) -> None:
     spec, mark = marked
     async with load_spec(spec) as agent:
-        assert _marked(mark)
+        assert marked_pids(mark)
         assert "Asia/Tokyo" in (await agent.ainvoke("now", checkpointer="memory:"))["answer"]
     assert _gone(mark)
 
@@ -157,7 +137,7 @@ async def test_async_with_closes_the_tree_too(marked) -> None:
 def test_a_dropped_tree_stops_its_servers(marked) -> None:
     spec, mark = marked
     agent = load_spec(spec)
-    assert _marked(mark)
+    assert marked_pids(mark)
     del agent
     gc.collect()
     assert _gone(mark)
