@@ -84,6 +84,11 @@ class Plan:
         """The agents' output keys in a final state."""
         return {k: state[k] for k in self.output_keys if k in state}
 
+    def look(self, item: BatchInput) -> tuple[RunInfo | None, BatchResult | None]:
+        """What the store holds for `item`, and its result when it needs no run now."""
+        info = self.stored(self.thread_of(item))
+        return info, self.settled(item, info)
+
     def settled(self, item: BatchInput, info: RunInfo | None) -> BatchResult | None:
         """The result of an input whose stored run needs no run now (done or waiting)."""
         if info is None:
@@ -152,8 +157,7 @@ def plan(
 
 async def _arun(p: Plan, item: BatchInput) -> BatchResult:
     try:
-        info = await asyncio.to_thread(p.stored, p.thread_of(item))
-        settled = await asyncio.to_thread(p.settled, item, info)
+        info, settled = await asyncio.to_thread(p.look, item)  # one hop off the loop
         if settled is not None:
             return settled
         wanted = (RunFinished, Interrupted)
@@ -242,8 +246,7 @@ async def abatch(
 
 def _run(p: Plan, item: BatchInput) -> BatchResult:
     try:
-        info = p.stored(p.thread_of(item))
-        settled = p.settled(item, info)
+        info, settled = p.look(item)
         if settled is not None:
             return settled
         seen = list(
