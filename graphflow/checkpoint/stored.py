@@ -16,8 +16,9 @@ from typing import Any
 
 from graphflow.checkpoint._stop import stopped_mark
 from graphflow.checkpoint.runs import RunInfo
+from graphflow.state import MESSAGES
 
-__all__ = ("AGENT_KEY", "stored_run_info")
+__all__ = ("AGENT_KEY", "namespaces", "stored_run_info", "written_usage")
 
 AGENT_KEY = "graphflow_agent"
 """Checkpoint metadata key under which a run records its root agent's name."""
@@ -101,3 +102,50 @@ def _due(checkpoint: Any) -> list[str]:
         if str((seen.get(node) or {}).get(channel, "")) < str(version):
             due.append(node)
     return due
+
+
+def namespaces(saver: Any, thread_id: str) -> dict[str, list[Any]]:
+    """Checkpoint namespace -> its `CheckpointTuple`s in checkpoint order, for one thread.
+
+    `""` is the root graph; a sub-agent's namespace is `<parent segments>|<agent name>:<task
+    id>`, one per invocation (a loop's body gets one per pass). The run overlay and the web
+    UI's timeline read a run's invocations from this.
+    """
+    by_ns: dict[str, list[Any]] = {}
+    for tup in saver.list({"configurable": {"thread_id": thread_id}}):
+        ns = str(tup.config["configurable"].get("checkpoint_ns", ""))
+        by_ns.setdefault(ns, []).append(tup)
+    for tuples in by_ns.values():
+        tuples.sort(key=lambda t: str(t.config["configurable"].get("checkpoint_id", "")))
+    return by_ns
+
+
+def written_usage(tuples: Any) -> tuple[int, int, int]:
+    """(input tokens, output tokens, replies without usage) of the AI messages steps wrote.
+
+    Reads the `messages` writes of the checkpoints' steps (an `input` checkpoint's writes are
+    what the graph was handed, not its own), each message once, and sums the `usage_metadata`
+    the model reported; replies without it are counted apart (their tokens are unknown here).
+    """
+    seen: set[str] = set()
+    sent = produced = unknown = 0
+    for tup in tuples:
+        if (tup.metadata or {}).get("source") == "input":
+            continue
+        for _task, channel, value in tup.pending_writes or ():
+            if channel != MESSAGES:
+                continue
+            for message in value if isinstance(value, list) else [value]:
+                if getattr(message, "type", None) != "ai":
+                    continue
+                key = str(getattr(message, "id", None) or id(message))
+                if key in seen:
+                    continue
+                seen.add(key)
+                usage = getattr(message, "usage_metadata", None)
+                if usage:
+                    sent += int(usage.get("input_tokens") or 0)
+                    produced += int(usage.get("output_tokens") or 0)
+                else:
+                    unknown += 1
+    return sent, produced, unknown

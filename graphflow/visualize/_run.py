@@ -21,6 +21,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from graphflow.agents import Agent
 from graphflow.checkpoint.serde import schema_types
+from graphflow.checkpoint.stored import namespaces
 from graphflow.checkpoint.urls import reading_checkpointer
 from graphflow.exceptions import RunNotFoundError
 from graphflow.state import AGENT_STATUS
@@ -207,16 +208,11 @@ def _invocations(root: Agent, saver: Any, thread_id: str) -> dict[str, list[list
     """Per agent: the checkpoints of each namespace it ran in, in checkpoint order."""
     if saver is None:
         return {}
-    by_ns: dict[str, list[Any]] = {}
-    for tup in saver.list({"configurable": {"thread_id": thread_id}}):
-        ns = str(tup.config["configurable"].get("checkpoint_ns", ""))
-        by_ns.setdefault(ns, []).append(tup)
     out: dict[str, list[list[Any]]] = {}
-    for ns, tuples in by_ns.items():
+    for ns, tuples in namespaces(saver, thread_id).items():
         names = [segment.split(":", 1)[0] for segment in ns.split("|")] if ns else []
         agent, rest = owner_of(root, names)
         if rest or (agent is root and ns):
             continue  # a namespace of something else (e.g. an agent running as a tool)
-        tuples.sort(key=lambda t: str(t.config["configurable"].get("checkpoint_id", "")))
         out.setdefault(agent.name, []).append(tuples)
     return out
