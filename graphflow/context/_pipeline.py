@@ -165,17 +165,19 @@ def prepare(
     if repairs:
         work.events.append({"event": "pairs_repaired", "count": repairs})
 
+    shown = _what_was_shown(view, work)
     update: dict[str, Any] = {
         "stats": stats,
         "sent": {"tokens": after, "messages": len(history)},
         "calibration": work.calibration,
+        "last_call": shown,
     }
     # what the steps recorded (a new summary, loops, failures), or forgot (a summary whose
     # history is gone)
     for key, value in work.record.items():
         if key not in update and (key not in original or value is not original[key]):
             update[key] = value
-    _emit(request, work, masked_now, before, after)
+    _emit(request, work, shown, before, after)
     merged = dict(request.state_update)
     merged[CONTEXT] = {**(merged.get(CONTEXT) or {}), **update}
     return request.override(messages=view, tools=tools, state_update=merged)
@@ -227,12 +229,48 @@ def _calibration(record: dict[str, Any], history: Sequence[BaseMessage]) -> floa
     return min(4.0, max(0.25, int(usage["input_tokens"]) / int(sent["tokens"])))
 
 
-def _emit(request: ModelRequest, work: Work, masked: int, before: int, after: int) -> None:
-    if masked or work.events:
+def _what_was_shown(view: Sequence[BaseMessage], work: Work) -> dict[str, Any]:
+    """What the call's request holds instead of the history: masked results and the summary.
+
+    Recorded in `gf_context["last_call"]` (and in the call's stream event), so a viewer of the
+    run (the web UI) can say what the model was not sent whole without re-running the steps.
+    """
+    names = _view.call_names(work.history)
+    masked = []
+    for message in view:
+        obs_id = message.additional_kwargs.get(MASK_MARK)
+        if obs_id is None or not isinstance(message, ToolMessage):
+            continue
+        original = work.originals.get(message.id or "")
+        masked.append(
+            {
+                "obs_id": str(obs_id),
+                "tool": message.name or names.get(message.tool_call_id, "tool"),
+                "tool_call_id": message.tool_call_id,
+                "chars": len(_view.text_of(original)) if original is not None else None,
+            }
+        )
+    summary = work.summary
+    return {
+        "call": work.request.call_number,
+        "messages": len(work.history),
+        "masked": masked,
+        "summary": None
+        if summary is None
+        else {"rounds": summary.get("rounds"), "through": summary.get("through")},
+    }
+
+
+def _emit(
+    request: ModelRequest, work: Work, shown: dict[str, Any], before: int, after: int
+) -> None:
+    if shown["masked"] or work.events:
         emit(
             request,
             {
-                "masked": masked,
+                "masked": len(shown["masked"]),
+                "masked_results": shown["masked"],
+                "summary": shown["summary"],
                 "tokens_before": before,
                 "tokens_after": after,
                 "events": list(work.events),
