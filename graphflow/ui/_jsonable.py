@@ -22,6 +22,7 @@ def jsonable(value: Any, depth: int = 0) -> Any:
     if isinstance(value, BaseMessage):
         out: dict[str, Any] = {
             "type": value.type,
+            "id": value.id,
             "name": value.name,
             "content": jsonable(value.content, depth + 1),
         }

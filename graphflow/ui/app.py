@@ -25,6 +25,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from graphflow.exceptions import GraphflowError
+from graphflow.ui._run_routes import run_routes
 from graphflow.ui._service import Service, UiError
 
 if TYPE_CHECKING:
@@ -154,6 +155,7 @@ def create_app(
         Route("/runs/{thread_id:path}", page),
         Route("/api/runs", runs, methods=["GET"]),
         Route("/api/runs", start, methods=["POST"]),
+        *run_routes(service),
         Route("/api/run/{thread_id:path}/drawing.svg", drawing),
         Route("/api/run/{thread_id:path}/history", history),
         Route("/api/run/{thread_id:path}/events", events),

@@ -203,9 +203,14 @@ function runPage() {
   document.getElementById("stop").addEventListener("click", () => act("/stop", {}));
   const events = document.getElementById("events");
   const source = new EventSource(base + "/events");
-  source.addEventListener("run", (e) => render(JSON.parse(e.data)));
+  source.addEventListener("run", (e) => {
+    const run = JSON.parse(e.data);
+    document.dispatchEvent(new CustomEvent("graphflow:run", { detail: run })); // run.js
+    render(run);
+  });
   source.addEventListener("event", (e) => {
     const ev = JSON.parse(e.data);
+    document.dispatchEvent(new CustomEvent("graphflow:event", { detail: ev })); // run.js
     if (ev.type === "ModelToken") return;
     events.append(el("li", { "data-ts": ev.timestamp }, `${ev.type} ${(ev.agent_path || []).join(" › ")}`));
     while (events.children.length > 200) events.firstChild.remove();
