@@ -2,7 +2,7 @@
 
 Values are compared in their JSON form (`_jsonable`): keys added, removed and changed; a list of
 messages is compared message by message (by id, else by position), so a long conversation
-shows the few messages that came or went rather than two whole lists.
+shows the few messages that came or went rather than two whole lists, and an object key by key.
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ def diff_values(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str
     """`{added, removed, changed, same}` between two JSON states (keys sorted).
 
     `added`/`removed`: `[{key, value}]`; `changed`: `[{key, before, after}]`, with `messages`
-    (`{added, removed, changed}` of messages) when both values are message lists; `same`: the
-    keys equal in both.
+    (`{added, removed, changed, kept}` of messages) when both values are message lists, or
+    `keys` (this same difference, one level down) when both are objects; `same`: the keys
+    equal in both.
     """
     added = [{"key": k, "value": after[k]} for k in sorted(after) if k not in before]
     removed = [{"key": k, "value": before[k]} for k in sorted(before) if k not in after]
@@ -32,6 +33,8 @@ def diff_values(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str
         entry: dict[str, Any] = {"key": key, "before": old, "after": new}
         if _messages(old) and _messages(new):
             entry["messages"] = _message_diff(old, new)
+        elif isinstance(old, Mapping) and isinstance(new, Mapping):
+            entry["keys"] = diff_values(old, new)  # a dict: which of its keys changed
         changed.append(entry)
     return {"added": added, "removed": removed, "changed": changed, "same": same}
 

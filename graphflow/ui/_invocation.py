@@ -84,12 +84,15 @@ def _writes(
     shown_apart = (MESSAGES, AGENT_STATUS)
     if item.parent is None or item.task_id is None:
         return public_values({k: v for k, v in values.items() if k not in shown_apart})
-    for snap in graph.get_state_history(_config(thread_id, item.parent)):
-        for task in snap.tasks or ():
-            if task.id == item.task_id:
-                result = task.result if isinstance(task.result, Mapping) else {}
-                return public_values({k: v for k, v in result.items() if k not in shown_apart})
-    return {}
+    written: dict[str, Any] = {}
+    for tup in graph.checkpointer.list(_config(thread_id, item.parent)):
+        for task_id, channel, value in tup.pending_writes or ():
+            if task_id == item.task_id and channel not in shown_apart:
+                written[str(channel)] = value  # (a task's writes are saved with one checkpoint)
+    # LangGraph's own channels (`__error__`, `branch:to:x`, `join:a+b:x`) are not state keys
+    return public_values(
+        {k: v for k, v in written.items() if not k.startswith("__") and ":" not in k}
+    )
 
 
 def _text(message: BaseMessage) -> str:

@@ -25,9 +25,13 @@ __all__ = ("RunReader", "run_routes")
 class RunReader:
     """Reads a run's timeline, invocations and checkpoint differences for the run page."""
 
+    CACHED = 32
+    """Threads whose stored timeline is kept (the page asks for it again with each click)."""
+
     def __init__(self, service: Service) -> None:
         """Read through `service` (its store, loaded targets and the runs going on here)."""
         self.service = service
+        self._cache: dict[str, tuple[Any, list[Invocation]]] = {}
 
     def timeline(self, thread_id: str) -> list[Invocation]:
         """The run's invocations: from its checkpoints, and its events while it runs here."""
@@ -35,12 +39,33 @@ class RunReader:
         target = service._run_target(thread_id)
         compiled = service.compiled(target)
         info = service.info(thread_id, target)
-        status = info.status if info is not None else "running"
-        stored = stored_timeline(compiled, thread_id, run_status=status) if info else []
+        stored = self._stored(compiled, thread_id, info.status, info.checkpoint_id) if info else []
         live = service.live.get(thread_id)
         if live is not None and not live.done:
             return live_timeline(stored, list(live.events))
         return stored
+
+    def _stored(
+        self, compiled: Any, thread_id: str, status: str, checkpoint_id: str
+    ) -> list[Invocation]:
+        """`stored_timeline`, read again only when the run has moved (a newer checkpoint or write
+        in any namespace, another status)."""
+        saver = compiled.graph.checkpointer
+        newest = next(iter(saver.list({"configurable": {"thread_id": thread_id}}, limit=1)), None)
+        stamp = (
+            status,
+            checkpoint_id,
+            None if newest is None else newest.config["configurable"].get("checkpoint_id"),
+            None if newest is None else len(newest.pending_writes or ()),
+        )
+        cached = self._cache.get(thread_id)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        items = stored_timeline(compiled, thread_id, run_status=status)
+        if len(self._cache) >= self.CACHED:
+            self._cache.pop(next(iter(self._cache)))
+        self._cache[thread_id] = (stamp, items)
+        return items
 
     def invocation(self, thread_id: str, invocation_id: str) -> dict[str, Any]:
         """What one invocation of the timeline did."""
@@ -60,10 +85,10 @@ class RunReader:
         self, compiled: Any, thread_id: str, item: Invocation
     ) -> dict[str, Any] | None:
         """The stored detail of the invocation an event row stands for (its latest like it)."""
-        try:
-            rows = stored_timeline(compiled, thread_id, run_status="running")
-        except Exception:  # noqa: BLE001 - nothing checkpointed yet: the events alone
-            return None
+        info = self.service.info(thread_id, self.service._run_target(thread_id))
+        if info is None:
+            return None  # nothing checkpointed yet: the events alone
+        rows = self._stored(compiled, thread_id, info.status, info.checkpoint_id)
         twins = [
             i
             for i in rows

@@ -113,47 +113,132 @@ def stored_timeline(
         children = {c.name: c for c in strategy.children(agent)}
         if not children:
             continue
-        history = list(graph.get_state_history(_config(thread_id, ns)))[::-1]
-        for i, snap in enumerate(history):
-            for task in snap.tasks or ():
-                child = children.get(task.name)
-                if child is None:
-                    continue
-                cid = f"{ns}|{task.name}:{task.id}" if ns else f"{task.name}:{task.id}"
-                if cid in found:
-                    continue
-                role = strategy.child_role(agent, child, dict(snap.values or {}))
-                own = by_ns.get(cid)
-                moved_on = i + 1 < len(history)
-                if task.error is not None:
-                    status = "failed"
-                elif task.interrupts:
-                    status = "interrupted"
-                elif moved_on:
-                    status = "done"
-                else:
-                    status = unfinished
-                end = None
-                if status == "done":
-                    end = _ts(own[-1]) if own else _seconds(history[i + 1].created_at)
-                item = Invocation(
-                    id=cid,
-                    parent=parent.id,
-                    agent=child.name,
-                    kind=kind_name(child),
-                    path=[*parent.path, child.name],
-                    branch=parent.branch if role.branch is None else role.branch,
-                    iteration=parent.iteration if role.iteration is None else role.iteration,
-                    start=_ts(own[0]) if own else _seconds(snap.created_at),
-                    end=end,
-                    status=status,
-                    task_id=task.id,
-                )
-                _count(item, child, own)
-                found[cid] = (item, child)
+        if any(strategy_for(c).runs_inline(c) for c in children.values()):
+            tasks = _tasks_of_history(graph, thread_id, ns)  # names of inline nodes: LangGraph's
+        else:
+            tasks = _tasks_of_namespaces(by_ns, ns)  # each child has its own namespace
+        for task in tasks:
+            child = children.get(task.name)
+            if child is None:
+                continue
+            cid = f"{ns}|{task.name}:{task.id}" if ns else f"{task.name}:{task.id}"
+            if cid in found:
+                continue
+            role = strategy.child_role(agent, child, task.state)
+            own = by_ns.get(cid)
+            if task.failed:
+                status = "failed"
+            elif task.interrupted:
+                status = "interrupted"
+            elif task.finished:
+                status = "done"
+            else:
+                status = unfinished
+            end = None
+            if status == "done":
+                end = _ts(own[-1]) if own else task.next_at
+            item = Invocation(
+                id=cid,
+                parent=parent.id,
+                agent=child.name,
+                kind=kind_name(child),
+                path=[*parent.path, child.name],
+                branch=parent.branch if role.branch is None else role.branch,
+                iteration=parent.iteration if role.iteration is None else role.iteration,
+                start=_ts(own[0]) if own else task.started_at,
+                end=end,
+                status=status,
+                task_id=task.id,
+            )
+            _count(item, child, own)
+            found[cid] = (item, child)
     items = [item for item, _ in found.values()]
     _roll_up(items)
     return sorted(items, key=lambda i: (i.start or 0.0, len(i.path)))
+
+
+@dataclass(kw_only=True)
+class _Task:
+    """A task of a graph's history: a child agent run from one of its checkpoints."""
+
+    name: str
+    id: str
+    state: Mapping[str, Any]
+    """The graph's state values at the checkpoint it started from (its input)."""
+    started_at: float | None
+    next_at: float | None
+    """When the graph's next checkpoint was written (None: not yet)."""
+    finished: bool
+    failed: bool
+    interrupted: bool
+
+
+_ERROR, _INTERRUPT = "__error__", "__interrupt__"
+
+
+def _tasks_of_namespaces(by_ns: Mapping[str, Sequence[Any]], ns: str) -> list[_Task]:
+    """The tasks of graph `ns` whose children have namespaces of their own, from raw tuples.
+
+    A child namespace `<ns>|<name>:<task id>` names the task; the checkpoint of `ns` holding the
+    task's writes is the one it ran from (a task saves its writes there when it ends; one with
+    none yet runs from the newest). Reading the tuples already loaded spares LangGraph's
+    snapshots, which rebuild the conversation at every checkpoint.
+    """
+    tuples = by_ns[ns]
+    prefix = f"{ns}|" if ns else ""
+    ran_from: dict[str, int] = {}
+    outcome: dict[str, set[str]] = {}
+    for i, tup in enumerate(tuples):
+        for task_id, channel, _value in tup.pending_writes or ():
+            ran_from.setdefault(str(task_id), i)
+            outcome.setdefault(str(task_id), set()).add(str(channel))
+    out = []
+    for cid in by_ns:
+        rest = cid[len(prefix) :] if cid.startswith(prefix) and cid != ns else ""
+        if not rest or "|" in rest:
+            continue
+        name, _, task_id = rest.partition(":")
+        i = ran_from.get(task_id, len(tuples) - 1)
+        written = outcome.get(task_id, set())
+        out.append(
+            _Task(
+                name=name,
+                id=task_id,
+                state=dict(tuples[i].checkpoint.get("channel_values") or {}),
+                started_at=_ts(tuples[i]),
+                next_at=_ts(tuples[i + 1]) if i + 1 < len(tuples) else None,
+                finished=bool(written) and not written & {_ERROR, _INTERRUPT},
+                failed=_ERROR in written,
+                interrupted=_INTERRUPT in written,
+            )
+        )
+    return sorted(
+        out, key=lambda t: (t.started_at or 0.0, _first_id(by_ns[f"{prefix}{t.name}:{t.id}"]))
+    )
+
+
+def _tasks_of_history(graph: Any, thread_id: str, ns: str) -> list[_Task]:
+    """The tasks of graph `ns` from LangGraph's state history (it names inline nodes too)."""
+    history = list(graph.get_state_history(_config(thread_id, ns)))[::-1]
+    out = []
+    for i, snap in enumerate(history):
+        following = history[i + 1] if i + 1 < len(history) else None
+        for task in snap.tasks or ():
+            out.append(
+                _Task(
+                    name=task.name,
+                    id=task.id,
+                    state=dict(snap.values or {}),
+                    started_at=_seconds(snap.created_at),
+                    next_at=None if following is None else _seconds(following.created_at),
+                    finished=(following is not None or task.result is not None)
+                    and task.error is None
+                    and not task.interrupts,
+                    failed=task.error is not None,
+                    interrupted=bool(task.interrupts),
+                )
+            )
+    return out
 
 
 def _first_id(tuples: Sequence[Any]) -> str:

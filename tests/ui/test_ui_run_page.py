@@ -141,6 +141,8 @@ def test_the_diff_of_two_checkpoints(client):
     assert set(changed) == {"agent_status", "messages"}
     status = changed["agent_status"]
     assert "fan" not in status["before"] and status["after"]["fan"] == "completed"
+    assert [k["key"] for k in status["keys"]["added"]] == ["checker", "crew", "fan", "researcher"]
+    assert status["keys"]["same"] == ["refine", "setup", "writer"]
     messages = changed["messages"]["messages"]
     assert [m["message"]["content"] for m in messages["added"]] == ["checked", "researched"]
     assert messages["removed"] == [] and messages["kept"] == 3
@@ -267,7 +269,7 @@ def test_browser_diff_of_two_checkpoints_shows_the_changed_keys(browser, crew_se
     page.select_option("#diff-a", before)
     page.click("#diff-go")
     changed = page.locator('#diff .diff-changed[data-key="agent_status"]')
-    expect(changed).to_contain_text('"fan": "completed"', timeout=TIMEOUT)
+    expect(changed).to_contain_text('+ fan: "completed"', timeout=TIMEOUT)
     expect(page.locator('#diff .diff-added[data-key="check"]')).to_contain_text("checked")
     messages = page.locator('#diff .diff-changed[data-key="messages"]')
     expect(messages).to_contain_text("3 messages kept")

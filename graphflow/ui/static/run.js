@@ -141,17 +141,23 @@
     box.dataset.agent = inv.agent;
   }
 
+  function long(text, id) { // a long text folded: its start, and the whole on demand
+    if (text.length <= LONG) return id ? h("pre", { id }, text) : text;
+    return h("details", { id }, h("summary", {}, text.slice(0, 200) + ` … (${text.length} characters)`), h("pre", {}, text));
+  }
+  const LONG = 600;
+
   function message(m) {
     let text = typeof m.content === "string" ? m.content : JSON.stringify(m.content);
     if (m.tool_calls) text += (text ? "\n" : "") + m.tool_calls.map((c) => `→ ${c.name}(${JSON.stringify(c.args)})`).join("\n");
     return h("div", { class: "message" + (m.masked ? " masked" : "") },
-      h("b", {}, `${m.type}${m.name ? " (" + m.name + ")" : ""}: `), text);
+      h("b", {}, `${m.type}${m.name ? " (" + m.name + ")" : ""}: `), long(text));
   }
 
   function toolCall(c) {
     const outcome = c.error
       ? h("div", { class: "error" }, (c.error_type ? `[${c.error_type}] ` : "") + c.error)
-      : c.result !== null && c.result !== undefined ? h("pre", {}, json(c.result)) : h("div", { class: "muted" }, c.status);
+      : c.result !== null && c.result !== undefined ? long(json(c.result)) : h("div", { class: "muted" }, c.status);
     return h("div", { class: "tool-call", "data-tool": c.name, "data-call": c.id },
       h("code", {}, `${c.name}(${JSON.stringify(c.args)})`), " ", badge(c.status || "running"), outcome);
   }
@@ -222,8 +228,6 @@
       g.classList.add("agent-node");
       g.setAttribute("data-agent", agent);
     }
-    svg.removeAttribute("width");
-    svg.removeAttribute("height");
     holder.replaceChildren(document.importNode(svg, true));
     for (const g of holder.querySelectorAll("g.agent-node")) {
       g.addEventListener("click", (e) => { e.stopPropagation(); selectAgent(g.getAttribute("data-agent")); });
@@ -274,6 +278,11 @@
         for (const a of m.added) row.append(h("div", { class: "diff-added" }, `+ [${a.index}] `, message(a.message)));
         for (const r of m.removed) row.append(h("div", { class: "diff-removed" }, `− [${r.index}] `, message(r.message)));
         for (const c of m.changed) row.append(h("div", { class: "diff-changed" }, `~ [${c.index}] `, message(c.before), "→", message(c.after)));
+      } else if (x.keys) {
+        const k = x.keys;
+        for (const a of k.added) row.append(h("div", { class: "diff-added" }, `+ ${a.key}: ${JSON.stringify(a.value)}`));
+        for (const r of k.removed) row.append(h("div", { class: "diff-removed" }, `− ${r.key}: ${JSON.stringify(r.value)}`));
+        for (const c of k.changed) row.append(h("div", { class: "diff-changed" }, `~ ${c.key}: ${JSON.stringify(c.before)} → ${JSON.stringify(c.after)}`));
       } else {
         row.append(h("div", { class: "split" }, h("pre", { class: "before" }, json(x.before)), h("pre", { class: "after" }, json(x.after))));
       }
