@@ -152,6 +152,16 @@ def test_the_diff_of_two_checkpoints(client):
     )
 
 
+def test_a_paused_tool_call_is_shown_pending(store, targets):
+    with TestClient(create_app(targets, store), base_url="http://127.0.0.1") as c:
+        (payer,) = rows(c, "pay-1")
+        assert (payer["agent"], payer["status"], payer["end"]) == ("payer", "interrupted", None)
+        shown = detail(c, "pay-1", payer)
+        (call,) = shown["tool_calls"]
+        assert (call["name"], call["args"], call["status"]) == ("pay", {"amount": 5}, "pending")
+        assert [m["role"] for m in shown["messages"]] == ["handed", "own"]
+
+
 def test_events_give_the_same_passes_and_branches():
     events = [
         e.to_json()
