@@ -8,17 +8,29 @@ metadata a run records (`graphflow_agent`, the root agent's name).
 
 A `running` result is made exact by `runs.settle` with the store's leases and the stop mark
 (`_stop.py`).
+
+The checkpoints of a run's inner graphs are read here too: `namespaces` groups a thread's
+checkpoints by namespace (one per agent invocation), `written_messages` finds the messages a
+graph's own steps wrote (the kinds' `read_run` counts them, the web UI's timeline sums their
+tokens with `written_usage`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from graphflow.checkpoint._stop import stopped_mark
 from graphflow.checkpoint.runs import RunInfo
 from graphflow.state import MESSAGES
 
-__all__ = ("AGENT_KEY", "namespaces", "stored_run_info", "written_usage")
+__all__ = (
+    "AGENT_KEY",
+    "namespaces",
+    "stored_run_info",
+    "written_messages",
+    "written_usage",
+)
 
 AGENT_KEY = "graphflow_agent"
 """Checkpoint metadata key under which a run records its root agent's name."""
@@ -120,15 +132,14 @@ def namespaces(saver: Any, thread_id: str) -> dict[str, list[Any]]:
     return by_ns
 
 
-def written_usage(tuples: Any) -> tuple[int, int, int]:
-    """(input tokens, output tokens, replies without usage) of the AI messages steps wrote.
+def written_messages(tuples: Iterable[Any]) -> Iterator[Any]:
+    """Each message the graphs' own steps wrote to the conversation, once, in checkpoint order.
 
-    Reads the `messages` writes of the checkpoints' steps (an `input` checkpoint's writes are
-    what the graph was handed, not its own), each message once, and sums the `usage_metadata`
-    the model reported; replies without it are counted apart (their tokens are unknown here).
+    Read from the steps' writes (so it holds however the conversation channel is stored); the
+    writes saved with an `input` checkpoint are what a graph was handed (earlier agents'
+    answers), not its own.
     """
     seen: set[str] = set()
-    sent = produced = unknown = 0
     for tup in tuples:
         if (tup.metadata or {}).get("source") == "input":
             continue
@@ -136,16 +147,26 @@ def written_usage(tuples: Any) -> tuple[int, int, int]:
             if channel != MESSAGES:
                 continue
             for message in value if isinstance(value, list) else [value]:
-                if getattr(message, "type", None) != "ai":
-                    continue
                 key = str(getattr(message, "id", None) or id(message))
-                if key in seen:
-                    continue
-                seen.add(key)
-                usage = getattr(message, "usage_metadata", None)
-                if usage:
-                    sent += int(usage.get("input_tokens") or 0)
-                    produced += int(usage.get("output_tokens") or 0)
-                else:
-                    unknown += 1
+                if key not in seen:
+                    seen.add(key)
+                    yield message
+
+
+def written_usage(tuples: Iterable[Any]) -> tuple[int, int, int]:
+    """(input tokens, output tokens, replies without usage) of the AI messages steps wrote.
+
+    Sums the `usage_metadata` the model reported on each reply `written_messages` finds;
+    replies without it are counted apart (their tokens are unknown here).
+    """
+    sent = produced = unknown = 0
+    for message in written_messages(tuples):
+        if getattr(message, "type", None) != "ai":
+            continue
+        usage = getattr(message, "usage_metadata", None)
+        if usage:
+            sent += int(usage.get("input_tokens") or 0)
+            produced += int(usage.get("output_tokens") or 0)
+        else:
+            unknown += 1
     return sent, produced, unknown

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, ToolMessage
 
-from graphflow.state import MESSAGES
+from graphflow.checkpoint.stored import written_messages
 
 if TYPE_CHECKING:
     from langchain_core.tools import BaseTool
@@ -119,23 +119,12 @@ def count_calls(invocations: Sequence[Sequence[Any]]) -> RunCounts:
     the conversation channel is stored); the writes saved with an `input` checkpoint are the
     conversation it was handed (earlier agents' answers), not its own.
     """
-    seen: set[str] = set()
     model_calls = tool_calls = 0
-    for tuples in invocations:
-        for tup in tuples:
-            if (tup.metadata or {}).get("source") == "input":
-                continue
-            for _task, channel, value in tup.pending_writes or ():
-                if channel != MESSAGES:
-                    continue
-                for message in value if isinstance(value, list) else [value]:
-                    if getattr(message, "id", None) in seen:
-                        continue
-                    seen.add(str(getattr(message, "id", None) or id(message)))
-                    if isinstance(message, AIMessage):
-                        model_calls += 1
-                    elif isinstance(message, ToolMessage):
-                        tool_calls += 1
+    for message in written_messages(t for tuples in invocations for t in tuples):
+        if isinstance(message, AIMessage):
+            model_calls += 1
+        elif isinstance(message, ToolMessage):
+            tool_calls += 1
     return RunCounts(model_calls=model_calls, tool_calls=tool_calls)
 
 

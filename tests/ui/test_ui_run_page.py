@@ -18,6 +18,7 @@ from graphflow.ui import create_app
 from graphflow.ui._timeline import events_timeline
 from tests.context.context_helpers import RESULT_CHARS
 from tests.ui import run_targets
+from tests.ui.test_ui_browser import open_page  # (every request it makes is recorded)
 from tests.ui.ui_support import Served
 
 TIMEOUT = 60_000  # generous: only keeps a broken test from hanging
@@ -214,14 +215,6 @@ def test_a_run_going_on_is_read_from_its_events_with_its_tokens(client):
 
 
 # -- in Chromium ----------------------------------------------------------------------------------
-
-
-def open_page(browser: Any, served: Served, path: str) -> tuple[Any, list[str]]:
-    page = browser.new_page()
-    urls: list[str] = []
-    page.route("**/*", lambda route: (urls.append(route.request.url), route.continue_()))
-    page.goto(served.url + path)
-    return page, urls
 
 
 def test_browser_timeline_shows_loop_passes_and_parallel_branches(browser, crew_served):

@@ -9,30 +9,12 @@
   const thread = decodeURIComponent(location.pathname.slice("/runs/".length));
   const base = "/api/run/" + encodeURIComponent(thread);
 
-  function h(tag, attrs, ...children) {
-    const node = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) {
-      if (v === null || v === undefined) continue;
-      if (k === "class") node.className = v;
-      else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
-      else node.setAttribute(k, v);
-    }
-    for (const c of children) {
-      if (c === null || c === undefined) continue;
-      node.append(c instanceof Node ? c : document.createTextNode(String(c)));
-    }
-    return node;
-  }
-
-  async function get(path) {
-    const response = await fetch(base + path);
-    const data = await response.json().catch(() => ({}));
-    if (!response.ok) throw new Error(data.error || response.statusText);
-    return data;
-  }
+  // el (elements with text only), api (the JSON API) and statusBadge come from app.js
+  const h = el;
+  const get = (path) => api(base + path);
+  const badge = statusBadge;
 
   function json(value) { return typeof value === "string" ? value : JSON.stringify(value, null, 2); }
-  function badge(status) { return h("span", { class: "status status-" + status, "data-status": status }, status); }
   function seconds(s) { return s === null || s === undefined ? "" : s.toFixed(2) + " s"; }
   function where(inv) {
     const parts = [];
@@ -141,9 +123,9 @@
     box.dataset.agent = inv.agent;
   }
 
-  function long(text, id) { // a long text folded: its start, and the whole on demand
-    if (text.length <= LONG) return id ? h("pre", { id }, text) : text;
-    return h("details", { id }, h("summary", {}, text.slice(0, 200) + ` … (${text.length} characters)`), h("pre", {}, text));
+  function long(text) { // a long text folded: its start, and the whole on demand
+    if (text.length <= LONG) return text;
+    return h("details", {}, h("summary", {}, text.slice(0, 200) + ` … (${text.length} characters)`), h("pre", {}, text));
   }
   const LONG = 600;
 
@@ -158,7 +140,7 @@
     const outcome = c.error
       ? h("div", { class: "error" }, (c.error_type ? `[${c.error_type}] ` : "") + c.error)
       : c.result !== null && c.result !== undefined ? long(json(c.result)) : h("div", { class: "muted" }, c.status);
-    return h("div", { class: "tool-call", "data-tool": c.name, "data-call": c.id },
+    return h("div", { class: "tool-call", "data-tool": c.name ?? "", "data-call": c.id ?? "" },
       h("code", {}, `${c.name}(${JSON.stringify(c.args)})`), " ", badge(c.status || "running"), outcome);
   }
 
