@@ -16,6 +16,7 @@ __all__ = (
     "CheckpointInfo",
     "RunInfo",
     "RunStatus",
+    "due_nodes",
     "list_runs",
     "run_history",
     "run_info",
@@ -174,13 +175,38 @@ def run_info(graph: Any, thread_id: str, *, agents: Iterable[str] = ()) -> RunIn
 
 
 def _last_agent(graph: Any, config: dict[str, Any], names: set[str]) -> str | None:
-    for i, snap in enumerate(graph.get_state_history(config)):
-        for name in snap.next:
+    """The agent due next in the newest of the last 50 root checkpoints that names one.
+
+    Read from the stored checkpoints (`due_nodes`), not from 50 rebuilt states.
+    """
+    saver = graph.checkpointer
+    if not saver:
+        return None
+    root = {"configurable": {**config["configurable"], "checkpoint_ns": ""}}
+    for found in saver.list(root, limit=51):
+        for name in due_nodes(found.checkpoint):
             if name in names:
                 return str(name)
-        if i >= 50:
-            break
     return None
+
+
+def due_nodes(checkpoint: Any) -> list[str]:
+    """Root nodes whose edge (`branch:to:NODE`) holds a write they have not run on yet.
+
+    What `StateSnapshot.next` says, read from a stored checkpoint without building the state.
+    """
+    seen = checkpoint.get("versions_seen") or {}
+    written = checkpoint.get("channel_values") or {}
+    due = []
+    for channel, version in (checkpoint.get("channel_versions") or {}).items():
+        if not str(channel).startswith("branch:to:") or channel not in written:
+            continue
+        node = str(channel)[len("branch:to:") :]
+        if node.startswith(("gf_", "__")):
+            continue
+        if str((seen.get(node) or {}).get(channel, "")) < str(version):
+            due.append(node)
+    return due
 
 
 def list_runs(
@@ -228,10 +254,10 @@ def settle(info: RunInfo, leases: LeaseStore | None, *, stopped: bool = False) -
     A live holder of the thread's lease runs it; else it was `stopped` (on purpose: the stop
     mark) or `crashed` (its process died).
     """
-    resume = resume_hint(info.thread_id)
     if info.status == "running" and leases is not None:
         holder = leases.holder(info.thread_id)
         if holder is None or not holder.alive():
+            resume = resume_hint(info.thread_id)  # (looks the command up: only when shown)
             if stopped:
                 return replace(info, status="stopped", hint=f"stopped on purpose; {resume}")
             return replace(
@@ -241,6 +267,7 @@ def settle(info: RunInfo, leases: LeaseStore | None, *, stopped: bool = False) -
             )
         return replace(info, hint=f"running in {holder.where}")
     if info.status == "failed":
+        resume = resume_hint(info.thread_id)
         return replace(info, hint=f"fix the cause, then retry the failed step with {resume}")
     if info.status == "interrupted":
         return replace(info, hint=f"answer with agent.resume({info.thread_id!r}, value)")

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from graphflow.checkpoint._stop import stopped_mark
-from graphflow.checkpoint.runs import RunInfo
+from graphflow.checkpoint.runs import RunInfo, due_nodes
 from graphflow.state import MESSAGES
 
 __all__ = (
@@ -62,13 +62,13 @@ def stored_run_info(saver: Any, thread_id: str) -> tuple[RunInfo, bool] | None:
         status = "interrupted"
     elif errors:
         status = "failed"
-    elif statuses.get(root, "running") != "running" and not _due(found.checkpoint):
+    elif statuses.get(root, "running") != "running" and not due_nodes(found.checkpoint):
         status = "done"  # the root agent ended, and no node waits to run
     else:
         status = "running"
     agent = None
     if status != "done":
-        agent = _innermost(saver, thread_id) or next(iter(_due(found.checkpoint)), None)
+        agent = _innermost(saver, thread_id) or next(iter(due_nodes(found.checkpoint)), None)
     if agent is None:
         finished = [name for name in statuses if name != root]
         agent = finished[-1] if finished else root
@@ -98,22 +98,6 @@ def _innermost(saver: Any, thread_id: str) -> str | None:
         if namespace:
             return namespace.split("|")[-1].split(":")[0]
     return None
-
-
-def _due(checkpoint: Any) -> list[str]:
-    """Root nodes whose edge (`branch:to:NODE`) holds a write they have not run on yet."""
-    seen = checkpoint.get("versions_seen") or {}
-    written = checkpoint.get("channel_values") or {}
-    due = []
-    for channel, version in (checkpoint.get("channel_versions") or {}).items():
-        if not str(channel).startswith("branch:to:") or channel not in written:
-            continue
-        node = str(channel)[len("branch:to:") :]
-        if node.startswith(("gf_", "__")):
-            continue
-        if str((seen.get(node) or {}).get(channel, "")) < str(version):
-            due.append(node)
-    return due
 
 
 def namespaces(saver: Any, thread_id: str) -> dict[str, list[Any]]:

@@ -83,6 +83,9 @@ class RunCounts:
     """Tool calls the agent made itself."""
     loop_passes: int | None = None
     """Passes of a loop started."""
+    tokens: int | None = None
+    """Tokens the agent's model calls used, as the models reported them (`usage_metadata`);
+    None when no call reported any."""
     outcome: str = ""
     """What the agent did, shown as its detail once it is done (a router: `→ beta`)."""
 
@@ -117,15 +120,20 @@ def count_calls(invocations: Sequence[Sequence[Any]]) -> RunCounts:
 
     The messages its own steps wrote are read from the steps' writes (so the count holds however
     the conversation channel is stored); the writes saved with an `input` checkpoint are the
-    conversation it was handed (earlier agents' answers), not its own.
+    conversation it was handed (earlier agents' answers), not its own. Tokens are the
+    `total_tokens` its answers report (`usage_metadata`).
     """
     model_calls = tool_calls = 0
+    tokens: int | None = None
     for message in written_messages(t for tuples in invocations for t in tuples):
         if isinstance(message, AIMessage):
             model_calls += 1
+            usage = message.usage_metadata
+            if usage:
+                tokens = (tokens or 0) + int(usage.get("total_tokens") or 0)
         elif isinstance(message, ToolMessage):
             tool_calls += 1
-    return RunCounts(model_calls=model_calls, tool_calls=tool_calls)
+    return RunCounts(model_calls=model_calls, tool_calls=tool_calls, tokens=tokens)
 
 
 MODEL_FIELDS = frozenset({"include_contents", "return_reasoning_contents"})

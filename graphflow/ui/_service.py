@@ -20,12 +20,13 @@ from typing import TYPE_CHECKING, Any
 
 from langgraph.types import Command
 
-from graphflow.checkpoint.leases import lease_store
-from graphflow.checkpoint.runs import RunInfo, run_info, thread_ids
+from graphflow.checkpoint.runs import RunInfo
+from graphflow.checkpoint.stored import AGENT_KEY
 from graphflow.checkpoint.urls import resolve_checkpointer, safe_url, store_exists
 from graphflow.exceptions import InputError, RunNotFoundError
 from graphflow.tools.approval import APPROVAL_REQUEST, check_resume_value
 from graphflow.ui._jsonable import jsonable, public_values
+from graphflow.ui._runs import owner_of, refusal, runs_page, settled_info
 from graphflow.visualize import build_drawing
 
 if TYPE_CHECKING:
@@ -36,8 +37,6 @@ __all__ = ("LiveRun", "Service", "UiError")
 
 TARGET_KEY = "graphflow_target"
 """The checkpoint metadata key naming the run's target (the one `graphflow run` writes)."""
-
-STATUSES = ("running", "done", "failed", "interrupted", "crashed", "unreadable")
 
 
 class UiError(Exception):
@@ -151,92 +150,12 @@ class Service:
     def list_runs(
         self, *, status: str = "", text: str = "", offset: int = 0, limit: int = 50
     ) -> dict[str, Any]:
-        """One page of runs, newest first: thread ids are listed cheaply, rows computed per page.
-
-        A status filter reads runs until the page is full; a text filter matches the thread id
-        and the target's name before anything is read.
-        """
-        saver = self._saver()
-        ids = thread_ids(saver) if saver is not None else []
-        needle = text.strip().lower()
-        rows: list[dict[str, Any]] = []
-        matched = 0
-        more = False
-        for tid in ids:
-            target = None
-            if needle and needle not in tid.lower():
-                target = self.target_of(saver, tid)
-                if target is None or needle not in target.lower():
-                    continue
-            if not status and matched < offset:
-                matched += 1
-                continue
-            if target is None:
-                target = self.target_of(saver, tid)
-            row = self.row(tid, target)
-            if row is None or (status and row["status"] != status):
-                continue
-            matched += 1
-            if matched <= offset:
-                continue
-            if len(rows) >= limit:
-                more = True
-                break
-            rows.append(row)
-        return {
-            "runs": rows,
-            "offset": offset,
-            "limit": limit,
-            "more": more,
-            "total": len(ids),
-            "store": self.store,
-            "targets": list(self.targets),
-            "statuses": list(STATUSES),
-        }
+        """One page of runs, newest first (see `_runs.runs_page`)."""
+        return runs_page(self, status=status, text=text, offset=offset, limit=limit)
 
     def info(self, thread_id: str, target: str | None) -> RunInfo | None:
-        """`run_info` of the thread, `crashed` when unfinished and no live process holds it."""
-        if target is None:
-            return None
-        compiled = self.compiled(target)
-        graph = compiled.graph
-        names = [a.name for a in compiled.agent.walk()]
-        try:
-            info = run_info(graph, thread_id, agents=names)
-        except Exception as exc:  # noqa: BLE001 - one bad thread must not hide the others
-            return RunInfo(thread_id, "unreadable", None, -1, "", None, error=str(exc))
-        if info is not None and info.status == "running":
-            live = self.live.get(thread_id)
-            if live is None or live.done:
-                holder = lease_store(self.checkpointer, graph.checkpointer).holder(thread_id)
-                if holder is None or not holder.alive():
-                    from dataclasses import replace
-
-                    info = replace(info, status="crashed")
-        return info
-
-    def row(self, thread_id: str, target: str | None) -> dict[str, Any] | None:
-        """The runs-list row of a thread."""
-        info = self.info(thread_id, target)
-        if info is None:
-            if target is None:
-                return {
-                    "thread_id": thread_id,
-                    "target": None,
-                    "status": "unreadable",
-                    "error": "started by a target not loaded here: pass it to graphflow ui",
-                }
-            return None
-        return {
-            "thread_id": thread_id,
-            "target": target,
-            "status": info.status,
-            "agent": info.agent,
-            "step": info.step,
-            "updated_at": info.updated_at,
-            "checkpoint_id": info.checkpoint_id,
-            "error": info.error,
-        }
+        """The thread's `RunInfo`, settled with its lease and stop mark (`_runs.settled_info`)."""
+        return settled_info(self, thread_id, target)
 
     # -- one run ----------------------------------------------------------------------------------
 
@@ -327,6 +246,7 @@ class Service:
             "agents": agents,
             "approvals": approvals,
             "live": live is not None and not live.done,
+            "owner": owner_of(self, thread_id) if status == "running" else None,
             "store": self.store,
         }
 
@@ -408,7 +328,11 @@ class Service:
         return await self._launch(target, tid, data)
 
     async def approve(self, thread_id: str, answer: Mapping[str, Any]) -> str:
-        """Answer the run's pending approvals (what `graphflow approve` sends), then continue it."""
+        """Answer the run's pending approvals (what `graphflow approve` sends), then continue it.
+
+        `answer`: `{decision: approve | reject | edit, reason?, args?, id?}`; with `id` (an
+        interrupt id) only that paused call is answered, else every pending one.
+        """
         decision = answer.get("decision", "approve")
         value: dict[str, Any]
         if decision == "approve":
@@ -425,7 +349,12 @@ class Service:
         pending = _interrupts(snapshot)
         if not pending:
             raise UiError(f"thread {thread_id!r} is not waiting for an approval", 409)
+        chosen = answer.get("id")
         resume: Any = value if len(pending) == 1 else {intr.id: value for intr in pending}
+        if chosen:  # one paused call of several (the others are asked again)
+            if chosen not in {intr.id for intr in pending}:
+                raise UiError(f"thread {thread_id!r} has no pending approval {chosen!r}", 409)
+            resume = {chosen: value}
         try:
             check_resume_value(pending, resume)
         except ValueError as exc:
@@ -463,6 +392,9 @@ class Service:
         """
         live = self.live.get(thread_id)
         if live is None or live.done or live.task is None:
+            refused = await asyncio.to_thread(refusal, self, thread_id, "stop")
+            if refused:
+                raise UiError(refused, 409)
             raise UiError(
                 f"thread {thread_id!r} is not running in this server (a run of another process "
                 "is stopped in that process)",
@@ -478,10 +410,14 @@ class Service:
         current = self.live.get(thread_id)
         if current is not None and not current.done:
             raise UiError(f"thread {thread_id!r} is already running in this server", 409)
+        refused = await asyncio.to_thread(refusal, self, thread_id, "run")
+        if refused:  # another process runs it: refused before anything is written
+            raise UiError(refused, 409)
         compiled = self.compiled(target)
         live = LiveRun(thread_id=thread_id, target=target)
         started = asyncio.Event()
-        config: Any = {"metadata": {TARGET_KEY: normalise_target(target)}}
+        recorded = {TARGET_KEY: normalise_target(target), AGENT_KEY: compiled.agent.name}
+        config: Any = {"metadata": recorded}  # what `graphflow run` records
 
         async def go() -> None:
             try:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import threading
+import time
+from pathlib import Path
 from typing import Any
 
-from langchain_core.messages import ToolMessage
+from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import tool
 
 from graphflow import FunctionAgent, HumanApproval, ReactAgent, SequentialAgent
@@ -27,6 +30,16 @@ def pay(amount: int) -> str:
     return f"paid {amount}"
 
 
+def used(message: AIMessage, tokens: int) -> AIMessage:
+    """`message` reporting `tokens` tokens used, as a provider's answer does (`usage_metadata`)."""
+    message.usage_metadata = {
+        "input_tokens": tokens - 2,
+        "output_tokens": 2,
+        "total_tokens": tokens,
+    }
+    return message
+
+
 def pipe() -> SequentialAgent:
     """`first` writes `a`; `second` writes `b` from it (so a fork that edits `a` changes `b`)."""
     return SequentialAgent(
@@ -39,12 +52,12 @@ def pipe() -> SequentialAgent:
 
 
 def payer() -> ReactAgent:
-    """Calls `pay` (guarded by HumanApproval), then answers with what the tool said."""
+    """Calls `pay` (guarded by HumanApproval), then answers with what the tool said (10 and 7 tokens)."""
 
     def reply(messages: list[Any], n: int) -> Any:
         if isinstance(messages[-1], ToolMessage):
-            return f"done: {messages[-1].content}"
-        return tool_call("pay", {"amount": 5})
+            return used(AIMessage(f"done: {messages[-1].content}"), 7)
+        return used(tool_call("pay", {"amount": 5}), 10)
 
     return ReactAgent(
         name="payer",
@@ -74,6 +87,31 @@ def gated() -> SequentialAgent:
             FunctionAgent(
                 name="after", fn=lambda state: "after " + state["gate"], output_key="end"
             ),
+        ],
+    )
+
+
+def held() -> SequentialAgent:
+    """Run in another process (tests/ui/test_ui_leases.py): holds its thread until released.
+
+    Its first agent writes the file `GF_UI_READY` names, then waits for the one `GF_UI_GO` names.
+    """
+
+    def hold(state: Any) -> str:
+        Path(os.environ["GF_UI_READY"]).write_text("1")
+        go = Path(os.environ["GF_UI_GO"])
+        deadline = time.monotonic() + 120
+        while not go.exists():
+            if time.monotonic() > deadline:
+                raise TimeoutError("the test never released the run")
+            time.sleep(0.02)
+        return "released"
+
+    return SequentialAgent(
+        name="held",
+        sub_agents=[
+            FunctionAgent(name="holder", fn=hold, output_key="hold"),
+            FunctionAgent(name="then", fn=lambda state: "then " + state["hold"], output_key="end"),
         ],
     )
 

@@ -33,63 +33,7 @@ function runUrl(thread) { return "/runs/" + encodeURIComponent(thread); }
 function apiRun(thread) { return "/api/run/" + encodeURIComponent(thread); }
 function short(text) { return text ? String(text).slice(0, 19).replace("T", " ") : ""; }
 
-// -- runs page -----------------------------------------------------------------------------------
-
-function runsPage() {
-  let offset = 0;
-  const limit = 25;
-  let filled = false;
-  const status = document.getElementById("filter-status");
-  const text = document.getElementById("filter-text");
-
-  let asked = 0;
-  async function load() {
-    const q = new URLSearchParams({ offset, limit, status: status.value, q: text.value });
-    const mine = ++asked;
-    const data = await api("/api/runs?" + q);
-    if (mine !== asked) return; // a newer filter was asked for meanwhile: its answer wins
-    document.getElementById("store").textContent = data.store;
-    if (!filled) {
-      filled = true;
-      for (const s of data.statuses) status.append(el("option", { value: s }, s));
-      const select = document.getElementById("start-target");
-      for (const t of data.targets) select.append(el("option", { value: t }, t));
-    }
-    const body = document.querySelector("#runs tbody");
-    body.replaceChildren(...data.runs.map((r) => el("tr", { class: "clickable run-row", "data-thread": r.thread_id, onclick: () => { location.href = runUrl(r.thread_id); } },
-      el("td", {}, el("a", { href: runUrl(r.thread_id) }, r.thread_id)),
-      el("td", {}, r.target || "?"),
-      el("td", {}, statusBadge(r.status)),
-      el("td", {}, r.agent || ""),
-      el("td", {}, r.step ?? ""),
-      el("td", {}, short(r.updated_at)),
-    )));
-    document.getElementById("page").textContent = data.runs.length
-      ? `${offset + 1}–${offset + data.runs.length} of ${data.total} threads` : "no runs";
-    document.getElementById("prev").disabled = offset === 0;
-    document.getElementById("next").disabled = !data.more;
-  }
-
-  status.addEventListener("change", () => { offset = 0; load(); });
-  text.addEventListener("input", () => { offset = 0; load(); });
-  document.getElementById("prev").addEventListener("click", () => { offset = Math.max(0, offset - limit); load(); });
-  document.getElementById("next").addEventListener("click", () => { offset += limit; load(); });
-  document.getElementById("start-form").addEventListener("submit", async (e) => {
-    e.preventDefault();
-    const error = document.getElementById("start-error");
-    error.textContent = "";
-    try {
-      const data = await api("/api/runs", {
-        target: document.getElementById("start-target").value,
-        input: document.getElementById("start-input").value,
-        thread_id: document.getElementById("start-thread").value,
-      });
-      location.href = runUrl(data.thread_id);
-    } catch (err) { error.textContent = err.message; }
-  });
-  load();
-  setInterval(() => { if (!document.hidden) load(); }, 3000);
-}
+// -- runs page: runs.js (runsPage) -------------------------------------------------------------
 
 // -- run page ------------------------------------------------------------------------------------
 
@@ -119,8 +63,7 @@ function runPage() {
       `target ${run.target} · last agent ${run.agent || "-"} · step ${run.step ?? "-"} · updated ${short(run.updated_at)}`;
     document.getElementById("error").textContent = run.error || "";
     document.getElementById("hint").textContent = run.hint || "";
-    document.getElementById("resume").hidden = !["failed", "crashed"].includes(run.status) || run.live;
-    document.getElementById("stop").hidden = !run.live;
+    showActions(run); // actions.js
     const body = document.querySelector("#agents tbody");
     body.replaceChildren(...run.agents.map((a) => el("tr", { class: "clickable agent-row", "data-agent": a.name, onclick: () => showAgent(a.name) },
       el("td", { style: `padding-left:${8 + 16 * a.depth}px` }, a.name),
@@ -131,7 +74,7 @@ function runPage() {
       el("td", {}, a.loop_passes ?? ""),
     )));
     const approvals = document.getElementById("approvals");
-    approvals.replaceChildren(...run.approvals.map((intr) => approvalBox(intr)));
+    approvals.replaceChildren(...run.approvals.map((intr) => approvalBox(intr, act))); // actions.js
     if (run.checkpoint_id !== lastCheckpoint) {
       lastCheckpoint = run.checkpoint_id;
       if (run.checkpoint_id) {
@@ -140,19 +83,6 @@ function runPage() {
         if (selectedAgent) showAgent(selectedAgent);
       }
     }
-  }
-
-  function approvalBox(intr) {
-    const v = intr.value || {};
-    const shown = v.type === "tool_approval"
-      ? `${v.agent} wants to call ${v.tool}(${JSON.stringify(v.args)})` : JSON.stringify(v);
-    const reason = el("input", { placeholder: "reason (for reject)", class: "reason" });
-    return el("div", { class: "approval" },
-      el("div", {}, "Approval needed: ", el("code", {}, shown)),
-      v.description ? el("div", { class: "muted" }, v.description) : null,
-      el("button", { class: "approve", onclick: () => act("/approve", { decision: "approve" }) }, "Approve"), " ",
-      el("button", { class: "reject", onclick: () => act("/approve", { decision: "reject", reason: reason.value }) }, "Reject"), " ",
-      reason);
   }
 
   async function showAgent(name) {
