@@ -148,11 +148,9 @@ def _shoot(support: Any, url: str) -> tuple[bytes, str]:
         page.locator('#status[data-status="interrupted"]').wait_for(timeout=60_000)
         page.locator(".approval").first.wait_for(timeout=60_000)
         page.locator("li.checkpoint").first.wait_for(timeout=60_000)
-        page.wait_for_function(
-            "document.getElementById('drawing').complete"
-            " && document.getElementById('drawing').naturalWidth > 0",
-            timeout=60_000,
-        )
+        # the drawing (SVG from graphviz) loaded inline; no wait_for_function: the page's CSP
+        # forbids the eval Playwright polls a string predicate with
+        page.locator("#drawing-svg svg").wait_for(state="attached", timeout=60_000)
         page.click('tr[data-agent="triage"]')  # what it answered, in the panel
         page.locator("#agent-detail", has_text="arrived broken").wait_for(timeout=60_000)
         page.wait_for_timeout(500)  # what the page fetches after a click has landed

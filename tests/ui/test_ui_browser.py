@@ -64,11 +64,9 @@ def test_an_interrupted_run_is_approved_from_the_page(browser, served):
     page.click('tr[data-agent="payer"]')
     expect(page.locator("#agent-detail")).to_contain_text("done: paid 5", timeout=TIMEOUT)
     assert ui_targets.PAID == [5]  # the tool ran exactly once
-    page.wait_for_function(  # the drawing (SVG from graphviz) loaded
-        "document.getElementById('drawing').complete"
-        " && document.getElementById('drawing').naturalWidth > 0",
-        timeout=TIMEOUT,
-    )
+    # the drawing (SVG from graphviz) loaded inline; no wait_for_function: the page's CSP
+    # forbids the eval Playwright polls a string predicate with
+    page.locator("#drawing-svg svg").wait_for(state="attached", timeout=TIMEOUT)
     page.close()
     assert all(u.startswith(served.url + "/") for u in urls), urls
 
