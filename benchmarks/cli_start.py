@@ -5,14 +5,16 @@
     python benchmarks/cli_start.py --root ../main --module graphflow.cli   # another checkout
 
 Each command runs in a new process (`python -m graphflow ...`) in a temporary folder whose store
-holds three small runs. Wall times swing on a shared machine: the best of N is the figure; for
-what each import costs, `python -X importtime -m graphflow --help`.
+holds three small runs. Wall times swing on a shared machine: the best of N is the figure, with
+the CPU time the command used (user + system; less moved by other processes than wall time) and
+the load average; for what each import costs, `python -X importtime -m graphflow runs`.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -32,9 +34,13 @@ APP = textwrap.dedent(
 )
 
 
-def _time(folder: Path, env: dict[str, str], *args: str, repeat: int, module: str) -> float:
-    best = float("inf")
+def _time(
+    folder: Path, env: dict[str, str], *args: str, repeat: int, module: str
+) -> tuple[float, float]:
+    """(best wall time, best CPU time: user + system) of `python -m MODULE ARGS` in seconds."""
+    best, best_cpu = float("inf"), float("inf")
     for _ in range(repeat):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         subprocess.run(
             [sys.executable, "-m", module, *args],
@@ -44,7 +50,10 @@ def _time(folder: Path, env: dict[str, str], *args: str, repeat: int, module: st
             check=False,
         )
         best = min(best, time.perf_counter() - start)
-    return best
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        best_cpu = min(best_cpu, cpu)
+    return best, best_cpu
 
 
 def main() -> None:
@@ -71,6 +80,10 @@ def main() -> None:
             subprocess.run([sys.executable, "-c", "pass"], check=True)
         bare = (time.perf_counter() - start) / repeat
         print(f"{'python -c pass':<28} {bare:.3f} s (the interpreter alone, mean)")
+        print(
+            f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores"
+        )
+        print(f"{'':<28} {'wall':>8} {'CPU':>8}  (best of {repeat}, seconds)")
         for args in (
             ("--help",),
             ("--version",),
@@ -78,9 +91,8 @@ def main() -> None:
             ("runs",),
             ("show", "t1"),
         ):
-            print(
-                f"{'graphflow ' + ' '.join(args):<28} {_time(folder, env, *args, repeat=repeat, module=module):.3f} s"
-            )
+            wall, cpu = _time(folder, env, *args, repeat=repeat, module=module)
+            print(f"{'graphflow ' + ' '.join(args):<28} {wall:8.3f} {cpu:8.3f}")
 
 
 if __name__ == "__main__":

@@ -21,7 +21,6 @@ that lost its thread stops with `LeaseLostError` and writes nothing more.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import socket
@@ -543,6 +542,8 @@ def hold(store: LeaseStore, thread_id: str, *, store_name: str) -> Iterator[Fenc
 @contextlib.asynccontextmanager
 async def ahold(store: LeaseStore, thread_id: str, *, store_name: str) -> AsyncIterator[Fence]:
     """`hold` for async runs (the store is asked from a worker thread: the loop never blocks)."""
+    import asyncio  # here: `graphflow runs` reads leases and starts no event loop
+
     owner = _owner()
     with _run_as(owner):
         current = await asyncio.to_thread(store.acquire, thread_id, owner)

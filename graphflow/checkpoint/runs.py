@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
@@ -72,24 +73,24 @@ class CheckpointInfo:
 
 
 def thread_ids(saver: Any) -> list[str]:
-    """Every thread id stored in `saver`, most recently updated first when the store knows."""
-    from langgraph.checkpoint.memory import InMemorySaver
+    """Every thread id stored in `saver`, most recently updated first when the store knows.
 
-    if isinstance(saver, InMemorySaver):
-        return list(saver.storage)
-    conn = getattr(saver, "conn", None)
+    `saver` is a LangGraph saver or a store's rows (`checkpoint.rows.SqliteRows`).
+    """
     query = (
         "SELECT thread_id FROM checkpoints WHERE checkpoint_ns = '' GROUP BY thread_id "
         "ORDER BY MAX(checkpoint_id) DESC"
     )
-    try:
-        from langgraph.checkpoint.sqlite import SqliteSaver
+    if getattr(saver, "tables", True) is False:
+        return []  # a store file nothing has run on
+    conn = getattr(saver, "conn", None)
+    if isinstance(conn, sqlite3.Connection):  # SqliteSaver, SqliteRows: no LangGraph to import
+        with saver.lock:
+            return [str(r[0]) for r in conn.execute(query).fetchall()]
+    from langgraph.checkpoint.memory import InMemorySaver
 
-        if isinstance(saver, SqliteSaver):
-            with saver.lock:
-                return [str(r[0]) for r in conn.execute(query).fetchall()]  # type: ignore[union-attr]
-    except ImportError:  # pragma: no cover
-        pass
+    if isinstance(saver, InMemorySaver):
+        return list(saver.storage)
     try:
         from langgraph.checkpoint.postgres import PostgresSaver
 

@@ -8,7 +8,6 @@ JSON line per input, in input order: id, thread, status, outputs, usage, error.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import functools
 import sys
 import time
@@ -171,6 +170,8 @@ def _results(
 
 def _drive(stream: Any) -> Iterator[BatchResult]:
     """Iterate an async generator from sync code, on one event loop (Ctrl-C cancels its runs)."""
+    import asyncio  # here: every command builds this module's parser, few run a batch
+
     loop = asyncio.new_event_loop()
     try:
         while True:

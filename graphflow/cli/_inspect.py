@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from graphflow.cli._errors import DONE
 from graphflow.cli._kinds import result_key
-from graphflow.cli._store import check_store, open_store, target_of
+from graphflow.cli._store import check_store, read_store, target_of
 from graphflow.cli._targets import load_agent
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ class _Reader:
         from graphflow.checkpoint.leases import lease_store
 
         self.url = url
-        self.saver = open_store(url)
+        self.saver = read_store(url)  # a SQLite file's rows are read without LangGraph
         self.leases = lease_store(url, self.saver)
         self.agents: dict[str, Agent | Exception] = {}
         self.listed: dict[str, dict[str, RunInfo]] = {}

@@ -9,7 +9,7 @@ from graphflow._commands import run_command, store_words, without_password
 from graphflow.cli._errors import CliError
 from graphflow.cli._targets import TARGET_KEY
 
-__all__ = ("check_store", "open_store", "stored_target", "target_of")
+__all__ = ("check_store", "open_store", "read_store", "stored_target", "target_of")
 
 
 def check_store(url: str) -> None:
@@ -28,6 +28,21 @@ def open_store(url: str) -> Any:
 
     check_store(url)
     return resolve_checkpointer(url)
+
+
+def read_store(url: str) -> Any:
+    """What reads the runs of `url`: a SQLite file's rows without LangGraph
+    (`checkpoint.rows`), else its checkpointer. The store must exist already."""
+    import sqlite3
+
+    from graphflow.checkpoint.rows import open_rows
+
+    check_store(url)
+    try:
+        rows = open_rows(url)
+    except sqlite3.DatabaseError:  # not an SQLite file: the saver says so, in one line
+        rows = None
+    return rows if rows is not None else open_store(url)
 
 
 def target_of(saver: Any, thread_id: str) -> str | None:

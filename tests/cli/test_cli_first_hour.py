@@ -12,10 +12,11 @@ import time
 from pathlib import Path
 
 
-def test_help_and_version_import_no_langgraph(app_dir: Path, env_for) -> None:
+def _heavy_imports(app_dir: Path, env_for, *argv: str) -> subprocess.CompletedProcess:
+    """`graphflow ARGV` in a process that reports, on stderr, the heavy libraries it imported."""
     probe = (
         "import sys, runpy\n"
-        "sys.argv = ['graphflow', '--help']\n"
+        f"sys.argv = ['graphflow', *{list(argv)!r}]\n"
         "try:\n"
         "    runpy.run_module('graphflow', run_name='__main__')\n"
         "except SystemExit:\n"
@@ -24,7 +25,7 @@ def test_help_and_version_import_no_langgraph(app_dir: Path, env_for) -> None:
         "('langgraph', 'langchain_core', 'langchain_openai', 'langsmith', 'pydantic', 'rich'))\n"
         "print('HEAVY', heavy, file=sys.stderr)\n"
     )
-    done = subprocess.run(
+    return subprocess.run(
         [sys.executable, "-c", probe],
         cwd=app_dir,
         env=env_for(app_dir),
@@ -32,7 +33,21 @@ def test_help_and_version_import_no_langgraph(app_dir: Path, env_for) -> None:
         text=True,
         timeout=120,
     )
+
+
+def test_help_and_version_import_no_langgraph(app_dir: Path, env_for) -> None:
+    done = _heavy_imports(app_dir, env_for, "--help")
     assert "usage: graphflow" in done.stdout
+    assert "HEAVY []" in done.stderr, done.stderr
+
+
+def test_runs_reads_a_sqlite_store_without_langgraph(app_dir: Path, run_cli, env_for) -> None:
+    assert run_cli(app_dir, "run", "cli_app.py:app", "hi", "--thread-id", "t1").returncode == 0
+    failed = run_cli(app_dir, "run", "cli_app.py:fragile", "hi", "--thread-id", "t2")
+    assert failed.returncode == 1
+    done = _heavy_imports(app_dir, env_for, "runs")
+    rows = {line.split()[0]: line.split()[1:4] for line in done.stdout.splitlines()[1:]}
+    assert rows == {"t1": ["app", "done", "mark"], "t2": ["fragile", "failed", "store"]}, done
     assert "HEAVY []" in done.stderr, done.stderr
 
 

@@ -1,10 +1,12 @@
-"""A compiled graphflow pipeline runs unchanged on LangGraph Server (`langgraph dev`)."""
+"""A compiled graphflow pipeline runs unchanged on LangGraph Server: `langgraph dev` started from
+the repository root with the command docs/langgraph-server.md gives, and no network."""
 
 from __future__ import annotations
 
 import asyncio
 import os
-import shutil
+import re
+import shlex
 import signal
 import socket
 import subprocess
@@ -17,7 +19,7 @@ import pytest
 
 pytestmark = pytest.mark.server
 ROOT = Path(__file__).resolve().parents[2]
-CONFIG = ROOT / "examples" / "langgraph.json"
+DOC = ROOT / "docs" / "langgraph-server.md"
 
 
 def _free_port() -> int:
@@ -26,40 +28,47 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def documented_command() -> list[str]:
+    """The `langgraph dev` line of the page's bash blocks, as a reader pastes it."""
+    bash = re.findall(r"^```bash\n(.*?)^```", DOC.read_text(), re.DOTALL | re.MULTILINE)
+    [line] = [ln for block in bash for ln in block.splitlines() if "langgraph dev" in ln]
+    return shlex.split(line)
+
+
+def test_the_documented_command_starts_from_the_root() -> None:
+    command = documented_command()
+    assert command[:2] == [".venv/bin/langgraph", "dev"] and "--no-browser" in command
+    assert "--config" not in command  # ./langgraph.json, whose paths are read from the root
+    assert (ROOT / "langgraph.json").exists()
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     langgraph = Path(sys.executable).parent / "langgraph"
     if not langgraph.exists():
+        if os.environ.get("CI"):
+            pytest.fail("langgraph-cli is not installed: pip install -e '.[dev]'")
         pytest.skip("langgraph-cli is not installed (pip install 'graphflow-agents[server]')")
     port = _free_port()
-    workdir = tmp_path_factory.mktemp("langgraph-dev")
-    # langgraph dev resolves graph paths against its working directory and keeps its state in
-    # ./.langgraph_api there: run it on a copy of the example
-    examples = workdir / "examples"
-    shutil.copytree(CONFIG.parent, examples, ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("langgraph.json", "server_graph.py", "competitive_analysis.py"):
-        shutil.copy(CONFIG.parent / name, workdir / name)
-    log = open(workdir / "server.log", "w")
-    env = dict(
-        os.environ,
-        LANGSMITH_TRACING="false",
-        LANGCHAIN_TRACING_V2="false",
-        LANGGRAPH_CLI_NO_ANALYTICS="1",
-    )
+    command = documented_command()
+    command[0] = str(langgraph)  # the .venv/bin/langgraph of the interpreter running the tests
+    command[command.index("--port") + 1] = str(port)
+    log_path = tmp_path_factory.mktemp("langgraph-dev") / "server.log"
+    log = open(log_path, "w")
+    # no network: every connection that does not stay on this machine goes to a closed port
+    dead = f"http://127.0.0.1:{_free_port()}"
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("OPENAI_", "LANGSMITH_", "LANGCHAIN_")) and "proxy" not in k.lower()
+    }
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+        env[name] = env[name.lower()] = dead
+    env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost"
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))
     proc = subprocess.Popen(
-        [
-            str(langgraph),
-            "dev",
-            "--no-browser",
-            "--no-reload",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--config",
-            "langgraph.json",
-        ],
-        cwd=workdir,
+        command,
+        cwd=ROOT,
         stdout=log,
         stderr=subprocess.STDOUT,
         env=env,
@@ -67,12 +76,11 @@ def server(tmp_path_factory):
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 90
+        deadline = time.monotonic() + 180
         while True:
-            if proc.poll() is not None:
-                pytest.fail(
-                    f"langgraph dev exited:\n{(workdir / 'server.log').read_text()[-3000:]}"
-                )
+            # in reload mode a server that failed to start waits for a change instead of exiting
+            if proc.poll() is not None or "startup failed" in log_path.read_text():
+                pytest.fail(f"langgraph dev did not start:\n{log_path.read_text()[-3000:]}")
             try:
                 with urllib.request.urlopen(f"{url}/ok", timeout=2) as resp:
                     if resp.status == 200:
@@ -80,18 +88,18 @@ def server(tmp_path_factory):
             except OSError:
                 pass
             if time.monotonic() > deadline:
-                pytest.fail(
-                    f"langgraph dev did not start:\n{(workdir / 'server.log').read_text()[-3000:]}"
-                )
+                pytest.fail(f"langgraph dev did not start:\n{log_path.read_text()[-3000:]}")
             time.sleep(0.5)
         yield url
     finally:
         try:
             os.killpg(proc.pid, signal.SIGTERM)
             proc.wait(timeout=15)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
+        except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=5)
+        except ProcessLookupError:
+            pass
         log.close()
 
 
