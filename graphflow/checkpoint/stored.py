@@ -22,7 +22,8 @@ from typing import Any
 
 from graphflow.checkpoint._stop import stopped_mark
 from graphflow.checkpoint.runs import RunInfo, due_nodes
-from graphflow.state import MESSAGES
+
+_MESSAGES = "messages"  # graphflow.state.MESSAGES; not imported: it loads LangChain (`runs`)
 
 __all__ = (
     "AGENT_KEY",
@@ -128,7 +129,7 @@ def written_messages(tuples: Iterable[Any]) -> Iterator[Any]:
         if (tup.metadata or {}).get("source") == "input":
             continue
         for _task, channel, value in tup.pending_writes or ():
-            if channel != MESSAGES:
+            if channel != _MESSAGES:
                 continue
             for message in value if isinstance(value, list) else [value]:
                 key = str(getattr(message, "id", None) or id(message))

@@ -177,3 +177,10 @@ def test_show_on_a_stopped_loop_counts_finished_passes(app_dir: Path, run_cli, e
     assert "thread s1: stopped" in shown, shown
     assert re.search(r"^  drafter +stopped, 1 pass done", shown, re.M), shown
     assert re.search(r"^  checker +completed, 1 pass done", shown, re.M), shown
+
+
+def test_the_run_readers_copy_of_the_conversation_key_matches_the_state() -> None:
+    from graphflow.checkpoint import stored
+    from graphflow.state import MESSAGES
+
+    assert stored._MESSAGES == MESSAGES  # stored.py keeps its own copy so `runs` skips LangChain
