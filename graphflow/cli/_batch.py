@@ -30,8 +30,13 @@ if TYPE_CHECKING:
 __all__ = ("add_batch_parser", "cmd_batch", "load_agent_by_path")
 
 DEFAULT_CONCURRENCY = 4
-STOP_WAIT = 5.0
-"""Seconds the runs in flight get to stop after Ctrl-C before the command leaves without them."""
+STOP_WAIT = 15.0
+"""Seconds the runs in flight get to stop after Ctrl-C before the command leaves without them.
+
+More than the lease store's `LOCK_WAIT`: a cancelled run may first wait for an SQLite file that
+another run's write holds, and one left running keeps the file locked, so its stop mark could not
+be written.
+"""
 
 
 def add_batch_parser(command: Callable[[str, str], argparse.ArgumentParser]) -> None:
