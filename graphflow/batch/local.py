@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from graphflow.batch.inputs import BatchInput, as_inputs
 from graphflow.batch.results import BatchResult
 from graphflow.batch.threads import batch_thread_id, default_batch_id
-from graphflow.checkpoint.runs import RunInfo, run_info
+from graphflow.checkpoint.runs import RunInfo, read_run
 from graphflow.events import Interrupted, RunFinished
 from graphflow.exceptions import InputError
 from graphflow.strategies.registry import output_key
@@ -30,9 +30,11 @@ if TYPE_CHECKING:
 
     Team: TypeAlias = Agent | CompiledAgent
 
-__all__ = ("Plan", "abatch", "abatch_iter", "batch", "batch_iter", "plan")
+__all__ = ("OnStart", "Plan", "abatch", "abatch_iter", "batch", "batch_iter", "plan")
 
 OnResult = Callable[[BatchResult], Any]
+OnStart = Callable[[BatchInput], Any]
+"""Called with an input as it is handed to a runner (it is in flight until its result comes)."""
 
 
 def compiled_team(team: Team, checkpointer: Any) -> CompiledAgent:
@@ -61,42 +63,47 @@ class Plan:
     """A batch made ready to run: its inputs, its id and the compiled team that runs them."""
 
     def __init__(
-        self, compiled: CompiledAgent, inputs: Iterable[Any], *, batch_id: str | None
+        self,
+        compiled: CompiledAgent,
+        inputs: Iterable[Any],
+        *,
+        batch_id: str | None,
+        config: dict[str, Any] | None = None,
     ) -> None:
         self.compiled = compiled
+        self.config: Any = config
+        """Run config every input's run gets (e.g. metadata naming the target it was loaded from)."""
         agent = compiled.agent
         self.inputs: list[BatchInput] = as_inputs(inputs)
         if batch_id is not None and (not isinstance(batch_id, str) or not batch_id.strip()):
             raise InputError(f"batch_id {batch_id!r}: pass a non-empty string (or none)")
         self.batch_id = batch_id or default_batch_id(agent.name, self.inputs)
         self.output_keys = _output_keys(agent)
-        self.names = [a.name for a in agent.walk()]
 
     def thread_of(self, item: BatchInput) -> str:
         """The durable thread of `item`."""
         return batch_thread_id(self.batch_id, item.id)
-
-    def stored(self, thread_id: str) -> RunInfo | None:
-        """What the store holds for `thread_id` (None: nothing yet)."""
-        return run_info(self.compiled.graph, thread_id, agents=self.names)
 
     def outputs(self, state: dict[str, Any]) -> dict[str, Any]:
         """The agents' output keys in a final state."""
         return {k: state[k] for k in self.output_keys if k in state}
 
     def look(self, item: BatchInput) -> tuple[RunInfo | None, BatchResult | None]:
-        """What the store holds for `item`, and its result when it needs no run now."""
-        info = self.stored(self.thread_of(item))
-        return info, self.settled(item, info)
+        """What the store holds for `item`, and its result when it needs no run now.
 
-    def settled(self, item: BatchInput, info: RunInfo | None) -> BatchResult | None:
-        """The result of an input whose stored run needs no run now (done or waiting)."""
-        if info is None:
-            return None
-        thread = self.thread_of(item)
+        One read of the store: the thread's newest checkpoint gives both the run's status and,
+        for a finished input, its outputs.
+        """
+        found = read_run(self.compiled.graph, self.thread_of(item), look_back=False)
+        if found is None:
+            return None, None
+        info, snapshot = found
+        return info, self.settled(item, info, snapshot.values)
+
+    def settled(self, item: BatchInput, info: RunInfo, values: Any) -> BatchResult | None:
+        """The result of an input whose stored run (`info`, state `values`) needs no run now."""
         if info.status == "done":
-            state = self.compiled.get_state(thread).values
-            return self._result(item, "done", outputs=self.outputs(dict(state)), reused=True)
+            return self._result(item, "done", outputs=self.outputs(dict(values)), reused=True)
         if info.status == "interrupted":
             pending = "; ".join(str(v) for v in info.interrupts) or "an answer"
             return self._result(item, "interrupted", error=f"waiting for {pending}")
@@ -163,7 +170,10 @@ async def _arun(p: Plan, item: BatchInput) -> BatchResult:
         wanted = (RunFinished, Interrupted)
         seen: list[Any] = []
         async for event in p.compiled.astream(
-            item.value if info is None else None, thread_id=p.thread_of(item), events=wanted
+            item.value if info is None else None,
+            thread_id=p.thread_of(item),
+            config=p.config,
+            events=wanted,
         ):
             seen.append(event)
         return p.finished(item, seen)
@@ -185,7 +195,9 @@ async def abatch_iter(
         yield result
 
 
-async def arun_plan(p: Plan, *, concurrency: int) -> AsyncIterator[BatchResult]:
+async def arun_plan(
+    p: Plan, *, concurrency: int, on_start: OnStart | None = None
+) -> AsyncIterator[BatchResult]:
     """Run a planned batch, at most `concurrency` inputs at once; results as they finish."""
     _check_concurrency(concurrency)
     pending = iter(p.inputs)
@@ -193,6 +205,8 @@ async def arun_plan(p: Plan, *, concurrency: int) -> AsyncIterator[BatchResult]:
     try:
         while True:
             while len(running) < concurrency and (item := next(pending, None)) is not None:
+                if on_start is not None:
+                    on_start(item)
                 running.add(asyncio.create_task(_arun(p, item)))
             if not running:
                 return
@@ -253,6 +267,7 @@ def _run(p: Plan, item: BatchInput) -> BatchResult:
             p.compiled.stream(
                 item.value if info is None else None,
                 thread_id=p.thread_of(item),
+                config=p.config,
                 events=(RunFinished, Interrupted),
             )
         )

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from graphflow.batch.inputs import BatchInput, as_inputs
-from graphflow.batch.local import Plan, _arun, _check_concurrency
+from graphflow.batch.local import OnStart, Plan, _arun, _check_concurrency
 from graphflow.batch.results import BatchResult
 from graphflow.batch.threads import default_batch_id
 from graphflow.checkpoint.leases import LEASE_TTL
@@ -40,6 +40,9 @@ __all__ = ("ray_batch", "ray_batch_iter", "shared_store_check")
 BUSY_WAIT = LEASE_TTL + 15.0
 """Seconds an input waits for the lease of a worker that died (its heartbeat to expire)."""
 
+
+STOP_WAIT = 5.0
+"""Seconds the runs in flight get to stop when a batch is stopped, before their workers are killed."""
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
 
@@ -87,8 +90,14 @@ def shared_store_check(checkpointer: Any, nodes: int) -> None:
 class _Worker:
     """One Ray actor: the team built once from `load`, several inputs at once."""
 
-    def __init__(self, load: Callable[[], Agent], checkpointer: str, batch_id: str) -> None:
-        self.plan = Plan(load().compile(checkpointer), [], batch_id=batch_id)
+    def __init__(
+        self,
+        load: Callable[[], Agent],
+        checkpointer: str,
+        batch_id: str,
+        config: dict[str, Any] | None = None,
+    ) -> None:
+        self.plan = Plan(load().compile(checkpointer), [], batch_id=batch_id, config=config)
 
     async def run(self, item: BatchInput) -> BatchResult:
         deadline = time.monotonic() + BUSY_WAIT
@@ -110,7 +119,12 @@ def _connect(address: str | None) -> Any:
             ray.init(address=address, include_dashboard=False, log_to_driver=False)
         else:
             # a cluster of our own binds to loopback only: a laptop run opens nothing to the network
-            ray.init(_node_ip_address="127.0.0.1", include_dashboard=False, log_to_driver=False)
+            ray.init(
+                address="local",  # a new cluster, not one another program started here
+                _node_ip_address="127.0.0.1",
+                include_dashboard=False,
+                log_to_driver=False,
+            )
     return ray
 
 
@@ -124,8 +138,16 @@ def ray_batch_iter(
     address: str | None = None,
     actors: int | None = None,
     name: str | None = None,
+    config: dict[str, Any] | None = None,
+    on_start: OnStart | None = None,
 ) -> Iterator[BatchResult]:
-    """Run the batch on Ray; yield each input's result as it finishes (see `ray_batch`)."""
+    """Run the batch on Ray; yield each input's result as it finishes (see `ray_batch`).
+
+    `config` is the run config of every input's run (picklable); `on_start` is called with each
+    input as it is sent to a worker. When the caller stops iterating (or Ctrl-C interrupts it),
+    the runs in flight are cancelled — each stops at its next await, releasing its thread's
+    lease — for up to `STOP_WAIT` seconds, then the workers are killed.
+    """
     _check_concurrency(concurrency)
     items = as_inputs(inputs)
     if batch_id is None:
@@ -138,7 +160,7 @@ def ray_batch_iter(
     remote = ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=-1)(_Worker)
     pool = [
         remote.options(max_concurrency=per_actor, scheduling_strategy="SPREAD").remote(
-            load, checkpointer, batch_id
+            load, checkpointer, batch_id, config
         )
         for _ in range(count)
     ]
@@ -149,6 +171,8 @@ def ray_batch_iter(
         while True:
             while len(actor_of) < concurrency and (item := next(pending, None)) is not None:
                 slot = min(range(count), key=lambda i: load_of.get(i, 0))
+                if on_start is not None:
+                    on_start(item)
                 ref = pool[slot].run.remote(item)
                 actor_of[ref] = slot
                 load_of[slot] = load_of.get(slot, 0) + 1
@@ -165,6 +189,8 @@ def ray_batch_iter(
     finally:
         for ref in actor_of:
             ray.cancel(ref, force=False)
+        if actor_of:  # let the cancelled runs release their leases before their workers go
+            ray.wait(list(actor_of), num_returns=len(actor_of), timeout=STOP_WAIT)
         for actor in pool:
             ray.kill(actor)
 

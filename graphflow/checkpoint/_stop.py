@@ -7,6 +7,7 @@ whose process is gone is then `stopped` when marked, `crashed` when not.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
@@ -33,3 +34,14 @@ def is_marked(saver: Any, thread_id: str) -> bool:
     """Whether the newest root checkpoint of `thread_id` holds the stop mark."""
     found = saver.get_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}})
     return found is not None and stopped_mark(found.pending_writes)
+
+
+def cancelled(error: Any) -> bool:
+    """Whether a task's recorded error is a cancellation: the run was stopped, it did not fail.
+
+    LangGraph records a task cancelled under an async run (Ctrl-C of a batch, a stop in the UI)
+    as the task's error; a resume runs the task again, as for any unfinished step.
+    """
+    if isinstance(error, asyncio.CancelledError):
+        return True
+    return isinstance(error, str) and error.startswith("CancelledError")

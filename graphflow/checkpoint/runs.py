@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from graphflow._commands import resume_hint
-from graphflow.checkpoint._stop import is_marked
+from graphflow.checkpoint._stop import cancelled, is_marked
 
 if TYPE_CHECKING:
     from graphflow.checkpoint.leases import LeaseStore
@@ -19,6 +19,7 @@ __all__ = (
     "RunStatus",
     "due_nodes",
     "list_runs",
+    "read_run",
     "run_history",
     "run_info",
     "settle",
@@ -123,6 +124,19 @@ def _walk(snapshot: Any) -> Iterable[tuple[int, Any]]:
 
 def run_info(graph: Any, thread_id: str, *, agents: Iterable[str] = ()) -> RunInfo | None:
     """The `RunInfo` of `thread_id` in the compiled `graph`'s checkpointer (None if unknown)."""
+    found = read_run(graph, thread_id, agents=agents)
+    return None if found is None else found[0]
+
+
+def read_run(
+    graph: Any, thread_id: str, *, agents: Iterable[str] = (), look_back: bool = True
+) -> tuple[RunInfo, Any] | None:
+    """`run_info` and the `StateSnapshot` it was read from (its values), in one read of the store.
+
+    `look_back=False` leaves out the walk back through the history that names the last agent of
+    a finished run (its `agent` is then the root): a caller that only needs the status and the
+    values reads the thread's newest checkpoint and nothing else.
+    """
     config = {"configurable": {"thread_id": thread_id}}
     snapshot = graph.get_state(config, subgraphs=True)
     if snapshot.config is None or not snapshot.created_at:
@@ -133,7 +147,7 @@ def run_info(graph: Any, thread_id: str, *, agents: Iterable[str] = ()) -> RunIn
     interrupts: list[Any] = []
     running: tuple[int, str] | None = None
     for depth, task in _walk(snapshot):
-        if task.error is not None and error is None:
+        if task.error is not None and error is None and not cancelled(task.error):
             error = (
                 f"{type(task.error).__name__}: {task.error}"
                 if isinstance(task.error, BaseException)
@@ -157,12 +171,12 @@ def run_info(graph: Any, thread_id: str, *, agents: Iterable[str] = ()) -> RunIn
     else:
         status = "done"
     agent = running[1] if running else None
-    if agent is None:
+    if agent is None and look_back:
         agent = _last_agent(graph, config, names)
     if agent is None and order:
         agent = order[0]  # the root: a root ReactAgent's own steps (model, tools) are no agents
     metadata = snapshot.metadata or {}
-    return RunInfo(
+    info = RunInfo(
         thread_id=thread_id,
         status=status,
         agent=agent,
@@ -173,6 +187,7 @@ def run_info(graph: Any, thread_id: str, *, agents: Iterable[str] = ()) -> RunIn
         error=error,
         interrupts=tuple(getattr(i, "value", i) for i in interrupts),
     )
+    return info, snapshot
 
 
 def _last_agent(graph: Any, config: dict[str, Any], names: set[str]) -> str | None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from graphflow.checkpoint._stop import stopped_mark
+from graphflow.checkpoint._stop import cancelled, stopped_mark
 from graphflow.checkpoint.runs import RunInfo, due_nodes
 
 _MESSAGES = "messages"  # graphflow.state.MESSAGES; not imported: it loads LangChain (`runs`)
@@ -55,7 +55,7 @@ def stored_run_info(saver: Any, thread_id: str) -> tuple[RunInfo, bool] | None:
     metadata = found.metadata or {}
     values = found.checkpoint.get("channel_values") or {}
     writes = list(found.pending_writes or ())
-    errors = [w[2] for w in writes if w[1] == _ERROR]
+    errors = [w[2] for w in writes if w[1] == _ERROR and not cancelled(w[2])]
     interrupts = tuple(getattr(v, "value", v) for w in writes if w[1] == _INTERRUPT for v in w[2])
     statuses = values.get("agent_status") or {}
     root = metadata.get(AGENT_KEY)

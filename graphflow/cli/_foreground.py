@@ -15,10 +15,17 @@ import queue
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any, NoReturn, TypeVar
 
-__all__ = ("exit_now", "follow", "mark_stopped", "mute_interrupts", "stop_on_signals")
+__all__ = (
+    "exit_now",
+    "follow",
+    "mark_all_stopped",
+    "mark_stopped",
+    "mute_interrupts",
+    "stop_on_signals",
+)
 
 T = TypeVar("T")
 _END = object()
@@ -77,23 +84,39 @@ def mark_stopped(checkpointer: Any, thread_id: str, *, timeout: float = 3.0) -> 
     `checkpointer` is a store URL or a saver. Gives up after `timeout` seconds (a store that
     does not answer must not keep a stopping program alive); whether the mark was written.
     """
-    done: list[bool] = []
+    return mark_all_stopped(checkpointer, [thread_id], timeout=timeout) == 1
+
+
+def mark_all_stopped(checkpointer: Any, thread_ids: Iterable[str], *, timeout: float = 3.0) -> int:
+    """`mark_stopped` for several threads, on one connection, `timeout` for them all.
+
+    How many were marked: a thread with no checkpoint yet has nothing to mark, and one whose run
+    finished (just before the stop) is left as it is.
+    """
+    threads = list(thread_ids)
+    marked: list[str] = []
 
     def write() -> None:
         from graphflow.checkpoint._stop import mark_stopped as mark
+        from graphflow.checkpoint.stored import stored_run_info
         from graphflow.checkpoint.urls import resolve_checkpointer
 
         saver = (
             resolve_checkpointer(checkpointer) if isinstance(checkpointer, str) else checkpointer
         )
-        done.append(mark(saver, thread_id))
+        for thread_id in threads:
+            found = stored_run_info(saver, thread_id)
+            if found is not None and found[0].status == "done":
+                continue
+            if mark(saver, thread_id):
+                marked.append(thread_id)
 
-    if isinstance(checkpointer, str) and checkpointer.startswith("memory"):
-        return False
+    if not threads or (isinstance(checkpointer, str) and checkpointer.startswith("memory")):
+        return 0
     worker = threading.Thread(target=_quietly, args=(write,), daemon=True)
     worker.start()
     worker.join(timeout)
-    return bool(done and done[0])
+    return len(marked)
 
 
 def _quietly(fn: Any) -> None:

@@ -116,7 +116,21 @@ def test_a_failed_input_exits_1_and_the_same_command_resumes_it(app: Path) -> No
     assert _log(app).count("check Pixel 9") == 2
 
 
-def test_ctrl_c_stops_cleanly_and_the_printed_command_continues(app: Path) -> None:
+def _runs(app: Path) -> dict[str, str]:
+    """Thread → status, as `graphflow runs` lists the store."""
+    listed = subprocess.run(
+        [sys.executable, "-m", "graphflow.cli", "runs", "--checkpointer", "sqlite:///runs.db"],
+        cwd=app, env=_env(app), capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert listed.returncode == 0, listed.stderr
+    rows = [line.split() for line in listed.stdout.splitlines()[1:] if line.strip()]
+    return {row[0]: row[2] for row in rows}
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_ctrl_c_marks_the_runs_in_flight_stopped_and_the_printed_command_continues(
+    app: Path, sig: signal.Signals
+) -> None:
     (app / "in.jsonl").write_text("".join(f'"item {i}"\n' for i in range(12)))
     proc = subprocess.Popen(
         [sys.executable, "-m", "graphflow.cli", "batch", "app.py:team", "in.jsonl",
@@ -127,27 +141,40 @@ def test_ctrl_c_stops_cleanly_and_the_printed_command_continues(app: Path) -> No
     deadline = time.monotonic() + 120
     while _log(app).count("model") < 3 and time.monotonic() < deadline:
         time.sleep(0.05)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
     assert "Traceback" not in err and "Exception ignored" not in err
-    assert "stopped:" in err
-    command = err.split("continue with: ", 1)[1].strip().splitlines()[0]
-    assert "--batch-id cc" in command
+    stop = [line for line in err.splitlines() if "stopped" in line]
+    assert len(stop) == 1 and stop[0].startswith("graphflow: stopped: "), err
     finished_before = len(_lines(app))
     assert finished_before < 12
+    # the inputs that were running are listed `stopped` (on purpose), none `crashed`
+    runs = _runs(app)
+    stopped = sorted(t for t, status in runs.items() if status == "stopped")
+    assert f"{len(stopped)} in flight marked stopped" in stop[0], (stop, runs)
+    assert 1 <= len(stopped) <= 2, runs
+    done = [t for t, status in runs.items() if status == "done"]
+    assert len(done) >= finished_before and len(done) + len(stopped) == len(runs), runs
+    done_before = set(done)
+
+    # the printed command, run as printed, continues the batch
+    command = stop[0].split("continue with: ", 1)[1].strip()
+    assert "--batch-id cc" in command and "--concurrency 2" in command and "--plain" in command
     words = shlex.split(command)
-    args = words[words.index("batch") :]
     rest = subprocess.run(
-        [sys.executable, "-m", "graphflow.cli", *args, "--checkpointer", "sqlite:///runs.db"],
+        [sys.executable, "-m", "graphflow.cli", *words[words.index("batch") :]],
         cwd=app, env=_env(app), capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert rest.returncode == 0, rest.stderr
     rows = _lines(app)
     assert [r["status"] for r in rows] == ["done"] * 12
-    assert sum(r["reused"] for r in rows) >= finished_before
-    # completed model calls were kept: only the (at most 2) in flight at Ctrl-C ran again
+    assert {r["thread"] for r in rows if r["reused"]} == done_before  # done: skipped
+    assert set(_runs(app).values()) == {"done"}
+    # completed model calls were kept: only the (at most 2) in flight at the stop ran again
     assert 12 <= _log(app).count("model") <= 14
+    # each input's checker ran to completion once (a stopped one may have started twice)
+    assert all(_log(app).count(f"check item {i}") == 1 for i in range(12))
 
 
 def test_the_example_team_runs_over_a_products_file(tmp_path: Path) -> None:

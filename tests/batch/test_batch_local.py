@@ -5,10 +5,12 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
+from langgraph.checkpoint.memory import InMemorySaver
 
 from graphflow import FunctionAgent, ReactAgent, SequentialAgent
 from graphflow.batch import (
@@ -272,3 +274,39 @@ def test_the_team_and_its_compiled_object_run_batches_too(tmp_path: Path) -> Non
         batch(compiled, ["a"], checkpointer=store)
     with pytest.raises(InputError, match="checkpointer=False"):
         team.agent.compile(False).batch(["a"])
+
+
+class CountingSaver(InMemorySaver):
+    """An in-memory store that counts its reads (async reads go through these too)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reads: Counter[str] = Counter()
+
+    def get_tuple(self, config: Any) -> Any:
+        self.reads["get_tuple"] += 1
+        return super().get_tuple(config)
+
+    def list(self, *args: Any, **kwargs: Any) -> Any:
+        self.reads["list"] += 1
+        return super().list(*args, **kwargs)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_done_input_is_read_from_the_store_once_when_the_batch_runs_again(mode: str) -> None:
+    team = Team()
+    saver = CountingSaver()
+    compiled = team.agent.compile(saver)
+    products = ["Pura X", "Pixel 9", "Galaxy Z Flip6"]
+    first = compiled.batch(products, batch_id="once")
+    assert [r.status for r in first] == ["done"] * 3
+    saver.reads.clear()
+    if mode == "sync":
+        again = compiled.batch(products, batch_id="once")
+    else:
+        again = asyncio.run(compiled.abatch(products, batch_id="once"))
+    assert [r.reused for r in again] == [True, True, True]
+    assert [r.outputs for r in again] == [r.outputs for r in first]
+    # one read of each thread's newest checkpoint: its status and its outputs both come from it
+    assert saver.reads == Counter({"get_tuple": 3})
+    assert team.model.calls == 3

@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import functools
+import json
 import os
+import shlex
+import signal
+import subprocess
+import sys
 import textwrap
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +20,8 @@ import pytest
 
 from graphflow.cli._batch import load_agent_by_path
 from graphflow.exceptions import InputError
+
+REPO = Path(__file__).resolve().parents[2]
 
 # Ray would turn 127.0.0.1 into this machine's network address when connecting; keep it on
 # loopback (read when ray is imported, so set first)
@@ -138,3 +146,62 @@ def test_a_batch_survives_a_node_killed_half_way(app: Any, cluster: Any) -> None
     )
     assert all(r.status == "done" and r.reused for r in again)
     assert len(cluster.log.read_text().splitlines()) == before
+
+
+def test_ctrl_c_of_a_ray_batch_marks_its_runs_stopped_and_the_printed_command_continues(
+    tmp_path: Path, cluster: Any
+) -> None:
+    store = _postgres()
+    (tmp_path / "app.py").write_text(APP)
+    products = [f"stop-{i}" for i in range(30)]
+    (tmp_path / "in.txt").write_text("".join(f"{p}\n" for p in products))
+    cluster.log.write_text("")
+    batch_id = f"raystop-{uuid.uuid4().hex[:8]}"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "graphflow.cli", "batch", "app.py:team", "in.txt",
+         "--out", "out.jsonl", "--checkpointer", store, "--plain", "--concurrency", "4",
+         "--batch-id", batch_id, "--engine", "ray", "--ray-address", cluster.address],
+        cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 180
+    while cluster.log.read_text().count("model") < 12 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "Exception ignored" not in err, err
+    stop = [line for line in err.splitlines() if line.startswith("graphflow: stopped: ")]
+    assert len(stop) == 1, err
+    finished = len((tmp_path / "out.jsonl").read_text().splitlines())
+    assert finished < 30
+
+    listed = subprocess.run(
+        [sys.executable, "-m", "graphflow.cli", "runs", "--checkpointer", store],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    ours = [line.split() for line in listed.stdout.splitlines() if line.startswith(batch_id)]
+    statuses = sorted(row[2] for row in ours)
+    stopped = statuses.count("stopped")
+    assert f"{stopped} in flight marked stopped" in stop[0], (stop, ours)
+    assert 1 <= stopped <= 4 and set(statuses) == {"done", "stopped"}, ours
+    assert statuses.count("done") >= finished
+
+    command = stop[0].split("continue with: ", 1)[1].strip()
+    words = shlex.split(command)
+    assert f"--batch-id {batch_id}" in command and "--engine ray" in command
+    rest = subprocess.run(
+        [sys.executable, "-m", "graphflow.cli", *words[words.index("batch") :]],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert rest.returncode == 0, rest.stderr
+    rows = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert [r["status"] for r in rows] == ["done"] * 30
+    assert sum(r["reused"] for r in rows) == len(statuses) - stopped
+    lines = cluster.log.read_text().splitlines()
+    tools = [line for line in lines if line.startswith("tool ")]
+    assert sorted(set(tools)) == sorted(f"tool {p}" for p in products)
+    # completed calls were kept: only calls cut off by the stop ran again
+    assert len(tools) - 30 <= stopped
+    assert lines.count("model") - 60 <= 2 * stopped
