@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphflow.checkpoint._stop import stopped_mark
 from graphflow.checkpoint.runs import RunInfo
+from graphflow.checkpoint.stop import stopped_mark
 
 __all__ = ("AGENT_KEY", "stored_run_info")
 

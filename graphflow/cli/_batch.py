@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from graphflow._commands import password_note, run_command, store_words, without_password
+from graphflow._internal.commands import password_note, run_command, store_words, without_password
 from graphflow.cli._errors import USAGE
 from graphflow.cli._say import say
 from graphflow.cli._targets import absolute, load_agent

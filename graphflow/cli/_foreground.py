@@ -80,7 +80,7 @@ def mark_stopped(checkpointer: Any, thread_id: str, *, timeout: float = 3.0) -> 
     done: list[bool] = []
 
     def write() -> None:
-        from graphflow.checkpoint._stop import mark_stopped as mark
+        from graphflow.checkpoint.stop import mark_stopped as mark
         from graphflow.checkpoint.urls import resolve_checkpointer
 
         saver = (
