@@ -1,6 +1,6 @@
 """`python -m graphflow ...`: the `graphflow` command, also where its console script is not on PATH."""
 
-from graphflow.cli._app import console
+from graphflow.cli import console
 
 if __name__ == "__main__":
     console()

@@ -1,7 +1,7 @@
 """Every public name of graphflow, imported for real, and the layers wired together.
 
 `graphflow/__init__.py` loads this module on the first use of one of its names (so that
-`graphflow --help` starts without LangGraph); `graphflow.agents._runtime` loads it before the
+`graphflow --help` starts without LangGraph); `graphflow.agents.seam` loads it before the
 first agent method runs. Importing it registers the built-in strategies (by importing
 `graphflow.strategies`) and installs the run facade agents delegate to.
 """
@@ -18,7 +18,7 @@ from graphflow.agents import (
     SequentialAgent,
     output_contains,
 )
-from graphflow.agents._runtime import install as _install_runtime
+from graphflow.agents.seam import install as _install_runtime
 from graphflow.checkpoint import CheckpointInfo, RunInfo, allow_types
 from graphflow.context import (
     ContextStats,

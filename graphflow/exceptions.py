@@ -1,22 +1,25 @@
 """Errors raised by graphflow.
 
-Hierarchy::
+Hierarchy (every class is defined here, under one of the two roots)::
 
     GraphflowError                      base of everything graphflow raises
-    ├── GraphflowConfigError            the agent tree is misconfigured (raised at build/compile time)
+    ├── GraphflowConfigError            what can be known before a run: fix it, then run
     │   ├── AgentSpecError              an agent's options are invalid (names the agent and field)
     │   ├── InstructionTemplateError    an instruction template is malformed
     │   ├── DataflowError               a placeholder nobody writes, a duplicate name or key, a cycle
-    │   └── InputError                  what was passed to invoke/resume cannot start a run
-    ├── CheckpointStoreError            the checkpoint store cannot be opened or used (URL, file, server)
-    ├── CheckpointTypeError             a checkpoint holds a type outside the load allowlist
-    ├── RunStateError                   the thread is not in a state that allows the request
-    │   ├── RunNotFoundError            no run is stored under that thread id
-    │   └── ThreadBusyError             another run holds the thread
-    │       └── LeaseLostError          this run lost the thread to another (it was paused too long)
-    ├── RendererMissingError            a program a drawing format needs is not installed
-    ├── OffloadKeyError                 an offload-store key is not an observation or summary id
-    ├── MCPConnectionError              an MCP server could not be started, reached or listed
+    │   ├── InputError                  what was passed to invoke/resume cannot start a run
+    │   ├── RunStateError               the thread is not in a state that allows the request
+    │   │   ├── RunNotFoundError        no run is stored under that thread id
+    │   │   └── ThreadBusyError         another run holds the thread
+    │   │       └── LeaseLostError      this run lost the thread to another (it was paused too long)
+    │   ├── SpecError                   a spec file cannot become an agent tree (file, line, field)
+    │   │   └── SpecImportError         a `module:attr` path of a spec cannot be resolved
+    │   ├── RendererMissingError        a program a drawing format needs is not installed
+    │   ├── OffloadKeyError             an offload-store key is not an observation or summary id
+    │   ├── MCPConnectionError          an MCP server could not be started, reached or listed
+    │   ├── MCPToolsetClosedError       a call reached an MCP toolset after `close()`
+    │   ├── CliError                    a command line that cannot be carried out (exit code)
+    │   └── UiError                     a request the web UI refuses (HTTP status)
     └── AgentRunError                   something failed while a run was executing
         ├── OutputValidationError       a reply did not validate against `output_schema`
         ├── RoutingError                a router could not choose a valid route
@@ -25,42 +28,60 @@ Hierarchy::
         │   ├── ToolTimeoutError        raised by a tool: TIMEOUT (retried, then told to the model)
         │   ├── InvalidToolParamError   raised by a tool: INVALID_PARAM (the model regenerates)
         │   ├── ToolPermissionError     raised by a tool: PERMISSION_DENIED
-        │   └── ToolResourceNotFoundError raised by a tool: RESOURCE_NOT_FOUND
+        │   ├── ToolResourceNotFoundError raised by a tool: RESOURCE_NOT_FOUND
+        │   └── ToolExitError           a tool called `sys.exit()` (UNKNOWN)
         ├── ModelCallError              a model call failed (endpoint, transport, provider)
         │   ├── ModelConnectionError    the endpoint could not be reached, or dropped the connection
         │   ├── ModelTimeoutError       no reply within the timeout
+        │   │   └── AbandonedModelCall  the call outlived the agent's `model_timeout`
         │   ├── ModelAuthError          401/403: the key is missing, wrong or lacks permission
         │   ├── ModelRateLimitError     429, still after the retries
         │   ├── ModelServerError        5xx, still after the retries
+        │   │   └── BadModelReply       an HTTP 200 that is no usable reply
         │   └── ModelRequestError       another 4xx: unknown model, a parameter the server rejects
         ├── StateValueError             a value written to state cannot be stored in a checkpoint
+        ├── CheckpointStoreError        the checkpoint store cannot be opened or used (URL, file, server)
+        ├── CheckpointTypeError         a checkpoint holds a type outside the load allowlist
+        ├── MCPSessionLostError         an MCP server no longer knows the session (reconnect)
         └── CallLimitExceeded           a ModelCallLimit / ToolCallLimit hook (exit="error") tripped
             ├── ModelCallLimitExceeded
             └── ToolCallLimitExceeded
+
+Where the builtin bases matter they are kept: a `RunStateError` is also a `LookupError`, a
+`ModelTimeoutError` a `TimeoutError`, `ModelConnectionError` and `MCPSessionLostError` are
+`ConnectionError`s, `CheckpointTypeError` and `StateValueError` `TypeError`s,
+`RendererMissingError` and `MCPToolsetClosedError` `RuntimeError`s (and every configuration
+error a `ValueError`). `LeaseLostError` is the one `RunStateError` raised mid-run: it is a
+`ThreadBusyError` (the thread belongs to another run now), caught as one.
 
 A tool chooses how its failure is handled by raising a `ToolError` subclass (the error types of
 `graphflow.tools.ToolErrorType`); graphflow raises a plain `ToolError` (type `UNKNOWN`) when a
 tool failure ends the run.
 
-Configuration errors are raised before any model is called; fix the agent definitions. Run errors
+Configuration errors are raised before any model is called; fix the agent definitions, the
+input or the environment they name. Run errors
 leave the run's checkpoints in place: inspect them with `agent.get_state(thread_id)` and continue
 with `agent.resume(thread_id)`.
 """
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any
+
+from graphflow._internal.passwords import hide_passwords
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
 
 __all__ = (
+    "AbandonedModelCall",
     "AgentRunError",
     "AgentSpecError",
+    "BadModelReply",
     "CallLimitExceeded",
     "CheckpointStoreError",
     "CheckpointTypeError",
+    "CliError",
     "DataflowError",
     "GraphflowConfigError",
     "GraphflowError",
@@ -69,6 +90,8 @@ __all__ = (
     "InvalidToolParamError",
     "LeaseLostError",
     "MCPConnectionError",
+    "MCPSessionLostError",
+    "MCPToolsetClosedError",
     "ModelAuthError",
     "ModelCallError",
     "ModelCallLimitExceeded",
@@ -84,26 +107,18 @@ __all__ = (
     "RoutingError",
     "RunNotFoundError",
     "RunStateError",
+    "SpecError",
+    "SpecImportError",
     "StateValueError",
     "ThreadBusyError",
     "ToolCallLimitExceeded",
     "ToolError",
+    "ToolExitError",
     "ToolPermissionError",
     "ToolResourceNotFoundError",
     "ToolTimeoutError",
+    "UiError",
 )
-
-
-_URL_PASSWORD = re.compile(r"://([^:/@\s]+):[^@\s]*@")
-_QUERY_PASSWORD = re.compile(r"([?&]password=)[^&\s]*")
-_CONNINFO_PASSWORD = re.compile(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]+)")
-
-
-def _hide_passwords(text: str) -> str:
-    """`text` with URL (`user:pass@`, `?password=`) and conninfo passwords shown as `***`."""
-    text = _URL_PASSWORD.sub(r"://\1:***@", text)
-    text = _QUERY_PASSWORD.sub(r"\1***", text)
-    return _CONNINFO_PASSWORD.sub(r"\1***", text)
 
 
 class GraphflowError(Exception):
@@ -114,7 +129,7 @@ class GraphflowError(Exception):
     """
 
     def __init__(self, *args: object) -> None:
-        super().__init__(*(_hide_passwords(a) if isinstance(a, str) else a for a in args))
+        super().__init__(*(hide_passwords(a) if isinstance(a, str) else a for a in args))
 
 
 class GraphflowConfigError(GraphflowError, ValueError):
@@ -173,26 +188,12 @@ class InputError(GraphflowConfigError):
     """What was passed to `invoke`/`stream`/`resume` cannot start or continue a run."""
 
 
-class CheckpointStoreError(GraphflowError):
-    """The checkpoint store cannot be used (a malformed URL, not a database, no server answers).
+class RunStateError(GraphflowConfigError, LookupError):
+    """The thread is not in a state that allows what was asked (resume, answer, new input).
 
-    Raised when the store is opened, or mid-run when it fails (the run's checkpoints up to then
-    are kept: resume once the store is back).
-
-    Attributes:
-        store: the URL (or saver type) of the store.
-        resumable: the store failed mid-run, so the run can continue once it works again (not
-            for a store that never opened, or a thread whose checkpoints are damaged).
+    Known before the run starts (`LeaseLostError`, a `ThreadBusyError`, is the one raised
+    mid-run).
     """
-
-    def __init__(self, message: str, *, store: str | None = None, resumable: bool = False) -> None:
-        super().__init__(message)
-        self.store = None if store is None else _hide_passwords(store)
-        self.resumable = resumable
-
-
-class RunStateError(GraphflowError, LookupError):
-    """The thread is not in a state that allows what was asked (resume, answer, new input)."""
 
 
 class RunNotFoundError(RunStateError):
@@ -242,6 +243,24 @@ class AgentRunError(GraphflowError, RuntimeError):
     def __init__(self, message: str, *, agent: str | None = None) -> None:
         super().__init__(message)
         self.agent = agent
+
+
+class CheckpointStoreError(AgentRunError):
+    """The checkpoint store cannot be used (a malformed URL, not a database, no server answers).
+
+    Raised when the store is opened, or mid-run when it fails (the run's checkpoints up to then
+    are kept: resume once the store is back).
+
+    Attributes:
+        store: the URL (or saver type) of the store.
+        resumable: the store failed mid-run, so the run can continue once it works again (not
+            for a store that never opened, or a thread whose checkpoints are damaged).
+    """
+
+    def __init__(self, message: str, *, store: str | None = None, resumable: bool = False) -> None:
+        super().__init__(message)
+        self.store = None if store is None else hide_passwords(store)
+        self.resumable = resumable
 
 
 class OutputValidationError(AgentRunError):
@@ -333,7 +352,7 @@ class ToolResourceNotFoundError(ToolError):
     error_type = "RESOURCE_NOT_FOUND"
 
 
-class MCPConnectionError(GraphflowError):
+class MCPConnectionError(GraphflowConfigError):
     """An MCP server could not be started, reached or listed while its tools were discovered.
 
     Attributes:
@@ -439,7 +458,7 @@ class ToolCallLimitExceeded(CallLimitExceeded):
     """`ToolCallLimit(exit="error")`: the model asked for more tool calls than the limit allows."""
 
 
-class CheckpointTypeError(GraphflowError, TypeError):
+class CheckpointTypeError(AgentRunError, TypeError):
     """A checkpoint holds a type that is not on the deserialization allowlist."""
 
     def __init__(self, module: str, name: str) -> None:
@@ -453,13 +472,119 @@ class CheckpointTypeError(GraphflowError, TypeError):
         )
 
 
-class RendererMissingError(GraphflowError, RuntimeError):
+class RendererMissingError(GraphflowConfigError, RuntimeError):
     """A drawing format needs a program that is not installed (e.g. Graphviz `dot` for svg/png)."""
 
 
-class OffloadKeyError(GraphflowError, ValueError):
+class OffloadKeyError(GraphflowConfigError):
     """A key given to a context offload store is not an observation id (`obs_17`) or summary id.
 
     Keys are checked before any store or file is touched, so a forged id (`../x`, another
     thread's path) can never read data outside the current thread's namespace.
     """
+
+
+class ToolExitError(ToolError):
+    """A tool called `sys.exit(code)`: a tool failure (`UNKNOWN`), never the end of the process.
+
+    Attributes:
+        code: the code it passed to `sys.exit`.
+    """
+
+    def __init__(self, code: Any) -> None:
+        super().__init__(f"the tool called sys.exit({code!r})")
+        self.code = code
+
+
+class AbandonedModelCall(ModelTimeoutError):
+    """A model call that outlived its agent's `model_timeout` and was abandoned.
+
+    Raised inside the model hooks (so `ModelRetry` can retry it); `model_call_errors` then
+    re-raises it with the agent path, the endpoint and the resume command.
+
+    Attributes:
+        limit: the `model_timeout` it outlived, in seconds.
+    """
+
+    def __init__(self, message: str, *, limit: float | None, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.limit = limit
+
+
+class BadModelReply(ModelServerError):
+    """An HTTP 200 from a model endpoint that is no usable reply.
+
+    Invalid JSON, an HTML page (a proxy's), a reply without `choices`, or a stream that ended
+    without a `finish_reason`. The compatible models retry it like a server error; the last one
+    becomes a `ModelServerError` naming the agent, the model and the endpoint.
+
+    Attributes:
+        what: what was wrong, in a few words (`the reply was not valid JSON`).
+        detail: the parser's words or the start of the body.
+        attempts: requests made for this call (set by the retry loop).
+    """
+
+    def __init__(self, what: str, detail: str = "") -> None:
+        super().__init__(f"{what}: {detail}" if detail else what)
+        self.what = what
+        self.detail = detail
+        self.attempts = 1
+
+
+class SpecError(GraphflowConfigError):
+    """A spec cannot be turned into an agent tree (or an agent into a spec).
+
+    Attributes:
+        path: the field path, e.g. `sub_agents[1].instruction` (empty for the whole spec).
+        line: the 1-based line in the file, when known.
+        file: the spec file, when loaded from one.
+        reason: the message without its location.
+    """
+
+    def __init__(
+        self, message: str, *, path: str = "", line: int | None = None, file: str | None = None
+    ) -> None:
+        where = ":".join(str(p) for p in (file, line) if p is not None)
+        text = ": ".join(p for p in (where, path, message) if p)
+        super().__init__(text)
+        self.path = path
+        self.line = line
+        self.file = file
+        self.reason = message
+
+
+class SpecImportError(SpecError):
+    """An import path (`module:attr`) of a spec cannot be resolved (the message says why)."""
+
+
+class MCPToolsetClosedError(GraphflowConfigError, RuntimeError):
+    """A call reached an MCP toolset after `close()`: its sessions and servers are gone for good."""
+
+
+class MCPSessionLostError(AgentRunError, ConnectionError):
+    """An MCP server no longer knows the session (an HTTP server that restarted): reconnect."""
+
+
+class CliError(GraphflowConfigError):
+    """A one-line error of the command line, with its exit code (2, a usage error, by default).
+
+    Attributes:
+        code: the exit code of the `graphflow` command.
+    """
+
+    def __init__(self, message: str, code: int = 2) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class UiError(GraphflowConfigError):
+    """A request the web UI cannot carry out.
+
+    Attributes:
+        status: the HTTP status to answer with (400 by default).
+    """
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        """A refusal with its HTTP status."""
+        super().__init__(message)
+        self.status = status

@@ -20,7 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from graphflow import events as ev
-from graphflow._commands import password_note, python_words, run_command, shell_join, store_words
+from graphflow._internal.commands import (
+    password_note,
+    python_words,
+    run_command,
+    shell_join,
+    store_words,
+)
 from graphflow.checkpoint.stored import AGENT_KEY
 from graphflow.cli import TARGET_KEY, follow, mark_stopped, mute_interrupts
 from graphflow.testing import ScriptedChatModel

@@ -3,7 +3,7 @@
 Specs are pydantic models: every option is validated when the agent is defined, a misspelt
 option fails at once (`extra="forbid"`), and every failure is an `AgentSpecError` naming the
 agent and the field. Building, running and drawing are delegated to the runtime installed by
-`graphflow` (see `graphflow.agents._runtime`), so this package imports nothing above it.
+`graphflow` (see `graphflow.agents.seam`), so this package imports nothing above it.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from langchain_core.messages import BaseMessage
 from langgraph.types import Command
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
-from graphflow.agents._runtime import runtime
+from graphflow.agents.seam import runtime
 from graphflow.exceptions import AgentSpecError, DataflowError, InstructionTemplateError
 from graphflow.hooks.base import Hook
 from graphflow.instructions import Placeholder, parse_template

@@ -33,30 +33,24 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.types import _DeltaSnapshot
 
 from graphflow.checkpoint.leases import (
-    FENCE_KEY,
     Fence,
     MemoryLeases,
     PostgresLeases,
     SqliteLeases,
+    fence_of,
     holder_in,
 )
 from graphflow.checkpoint.serde import GraphflowSerializer, unstorable
 from graphflow.exceptions import StateValueError
 from graphflow.state import MESSAGES, is_private
 
-__all__ = ("fence_of", "fenced", "fenced_class")
+__all__ = ("fenced", "fenced_class")
 
 _WRITING = "writing a checkpoint"
 _active: contextvars.ContextVar[Fence | None] = contextvars.ContextVar(
     "graphflow_fence", default=None
 )
 """The fence of the write in progress in this context (read by the overridden cursors)."""
-
-
-def fence_of(config: Any) -> Fence | None:
-    """The `Fence` a run's config carries, if any."""
-    fence = ((config or {}).get("configurable") or {}).get(FENCE_KEY)
-    return fence if isinstance(fence, Fence) else None
 
 
 @contextlib.contextmanager

@@ -33,14 +33,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from graphflow.exceptions import (
-    CheckpointStoreError,
-    LeaseLostError,
-    ThreadBusyError,
-    _hide_passwords,
-)
+from graphflow._internal.passwords import hide_passwords
+from graphflow.exceptions import CheckpointStoreError, LeaseLostError, ThreadBusyError
 
-__all__ = ("FENCE_KEY", "LEASE_TTL", "Fence", "Lease", "LeaseStore", "ahold", "hold", "lease_store")
+__all__ = (
+    "FENCE_KEY",
+    "LEASE_TTL",
+    "Fence",
+    "Lease",
+    "LeaseStore",
+    "ahold",
+    "fence_of",
+    "hold",
+    "lease_store",
+)
 
 LEASE_TTL = 30.0
 """Seconds a lease stays valid without a heartbeat (renewed every third of that)."""
@@ -313,7 +319,7 @@ class PostgresLeases(_TableLeases):
 
     def __init__(self, url: str) -> None:
         self.url = url
-        self.name = _hide_passwords(url)
+        self.name = hide_passwords(url)
         self._ready = False
 
     @contextlib.contextmanager
@@ -413,6 +419,12 @@ class Fence:
                 self.verify(self.store.current(self.thread_id), doing)
             return
         self.verify(self.store.holder(self.thread_id), doing)
+
+
+def fence_of(config: Any) -> Fence | None:
+    """The `Fence` a run's config carries (under `FENCE_KEY`), if any."""
+    fence = ((config or {}).get("configurable") or {}).get(FENCE_KEY)
+    return fence if isinstance(fence, Fence) else None
 
 
 def _new(thread_id: str, owner: str) -> Lease:

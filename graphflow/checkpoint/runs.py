@@ -7,8 +7,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from graphflow._commands import resume_hint
-from graphflow.checkpoint._stop import cancelled, is_marked
+from graphflow._internal.commands import resume_hint
+from graphflow.checkpoint.stop import cancelled, is_marked
 
 if TYPE_CHECKING:
     from graphflow.checkpoint.leases import LeaseStore

@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from graphflow.checkpoint._stop import cancelled, stopped_mark
 from graphflow.checkpoint.runs import RunInfo, due_nodes
+from graphflow.checkpoint.stop import cancelled, stopped_mark
 
 _MESSAGES = "messages"  # graphflow.state.MESSAGES; not imported: it loads LangChain (`runs`)
 

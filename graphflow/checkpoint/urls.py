@@ -13,11 +13,12 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 
+from graphflow._internal.passwords import hide_passwords
 from graphflow.checkpoint._damaged import named_errors
 from graphflow.checkpoint._fencing import fenced
 from graphflow.checkpoint._pg_timeout import PG_CONNECT_TIMEOUT_ENV, pg_timeout
 from graphflow.checkpoint.serde import safe_serializer
-from graphflow.exceptions import CheckpointStoreError, GraphflowConfigError, _hide_passwords
+from graphflow.exceptions import CheckpointStoreError, GraphflowConfigError
 
 __all__ = (
     "needs_async_saver",
@@ -353,7 +354,7 @@ def _pg_setup_failed(spec: str, exc: BaseException) -> CheckpointStoreError:
 
 def safe_url(spec: str) -> str:
     """`spec` with its password hidden (a URL's `user:pass@`, a conninfo's `password=`)."""
-    return _hide_passwords(spec)
+    return hide_passwords(spec)
 
 
 def _pg_unreachable(spec: str, timeout: float, exc: BaseException) -> CheckpointStoreError:

@@ -8,7 +8,7 @@ import sys
 import traceback
 from collections.abc import Callable
 
-from graphflow._commands import (
+from graphflow._internal.commands import (
     DEFAULT_CHECKPOINTER,
     resume_command,
     shell_join,
@@ -138,7 +138,7 @@ def _stopped(args: argparse.Namespace) -> int:
 
 
 def _cli_prefix() -> list[str]:
-    from graphflow._commands import cli_words
+    from graphflow._internal.commands import cli_words
 
     return cli_words()
 

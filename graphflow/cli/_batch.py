@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from graphflow._commands import password_note, run_command, store_words, without_password
+from graphflow._internal.commands import password_note, run_command, store_words, without_password
 from graphflow.cli._errors import STOPPED, USAGE
 from graphflow.cli._foreground import mark_all_stopped, mute_interrupts
 from graphflow.cli._say import say

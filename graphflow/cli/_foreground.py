@@ -97,7 +97,7 @@ def mark_all_stopped(checkpointer: Any, thread_ids: Iterable[str], *, timeout: f
     marked: list[str] = []
 
     def write() -> None:
-        from graphflow.checkpoint._stop import mark_stopped as mark
+        from graphflow.checkpoint.stop import mark_stopped as mark
         from graphflow.checkpoint.stored import stored_run_info
         from graphflow.checkpoint.urls import resolve_checkpointer
 

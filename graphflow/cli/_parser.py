@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from graphflow._internal.approval import APPROVE, REJECT
 from graphflow.cli._batch import add_batch_parser
 from graphflow.cli._kinds import format_help
 from graphflow.cli._ui import add_ui_parser
@@ -75,7 +76,7 @@ def parser(version: str) -> argparse.ArgumentParser:
         if name == "resume":
             p.add_argument("--answer", default=None, help="JSON answer to the pending interrupt")
         if name == "approve":
-            p.add_argument("--decision", choices=["approve", "reject"], default=None)
+            p.add_argument("--decision", choices=[APPROVE, REJECT], default=None)
         if name != "show":
             views(p)
     runs = command("runs", "list the runs in the store")

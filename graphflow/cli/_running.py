@@ -9,7 +9,8 @@ import uuid
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from graphflow._commands import password_note, resume_command, run_command, store_words
+from graphflow._internal.approval import APPROVE, EDIT, REJECT, approval_answer, is_approval_request
+from graphflow._internal.commands import password_note, resume_command, run_command, store_words
 from graphflow.cli._errors import DONE, INTERRUPTED, CliError
 from graphflow.cli._foreground import follow
 from graphflow.cli._kinds import result_key
@@ -78,7 +79,7 @@ def _watch(
 ) -> int:
     """Show a run's events; the exit code."""
     from graphflow import events as ev
-    from graphflow._cli_view import make_view
+    from graphflow.cli._view import make_view
 
     view = make_view(agent, json_lines=args.json, plain=args.plain)
     args.view = view
@@ -190,7 +191,7 @@ def cmd_approve(args: argparse.Namespace) -> int:
 
 
 def _ask(value: Any, decision: str | None) -> dict[str, Any]:
-    if isinstance(value, dict) and value.get("type") == "tool_approval":
+    if is_approval_request(value):
         shown = f"{value.get('agent')} wants to call {value.get('tool')}({json.dumps(value.get('args'), default=str)})"
     else:
         shown = json.dumps(value, default=str, ensure_ascii=False)
@@ -198,17 +199,21 @@ def _ask(value: Any, decision: str | None) -> dict[str, Any]:
     if decision is None:
         print("approve, reject or edit? [a/r/e] ", end="", file=sys.stderr, flush=True)
         reply = sys.stdin.readline().strip().lower()
-        decision = {"a": "approve", "r": "reject", "e": "edit", "": "approve"}.get(reply, reply)
-    if decision == "reject":
+        decision = _SHORT.get(reply, reply)
+    if decision == REJECT:
         print("reason: ", end="", file=sys.stderr, flush=True)
-        return {"decision": "reject", "reason": sys.stdin.readline().strip() or "rejected"}
-    if decision == "edit":
+        return approval_answer(REJECT, reason=sys.stdin.readline().strip() or "rejected")
+    if decision == EDIT:
         print("new arguments (JSON): ", end="", file=sys.stderr, flush=True)
         try:
             edited = json.loads(sys.stdin.readline())
         except json.JSONDecodeError as exc:
             raise CliError(f"the edited arguments are not valid JSON: {exc}") from None
-        return {"decision": "edit", "args": edited}
-    if decision != "approve":
+        return approval_answer(EDIT, args=edited)
+    if decision != APPROVE:
         raise CliError(f"unknown decision {decision!r}; answer a (approve), r (reject) or e (edit)")
-    return {"decision": "approve"}
+    return approval_answer(APPROVE)
+
+
+_SHORT = {"": APPROVE, **{word[0]: word for word in (APPROVE, REJECT, EDIT)}}
+"""A reply at the prompt: its first letter (nothing: approve)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from graphflow._commands import run_command, store_words, without_password
+from graphflow._internal.commands import run_command, store_words, without_password
 from graphflow.cli._errors import CliError
 from graphflow.cli._targets import TARGET_KEY
 

@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-from graphflow.hooks._runner import _overrides, run_sync_in_thread
+from graphflow._internal.hook_calls import overrides
+from graphflow._internal.workers import run_coroutine
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -230,7 +231,7 @@ class ToolHook(Hook):
 
 def _sync_wrap(hook: Hook, async_twin: str, request: Any, handler: Callable[[Any], R]) -> R:
     """A sync wrapper's default: the hook's async twin if it overrides only that, else the call."""
-    if _overrides(hook, async_twin):
+    if overrides(hook, async_twin):
         return _sync_via_async(getattr(hook, async_twin), request, handler)
     return handler(request)
 
@@ -239,7 +240,7 @@ async def _async_wrap(
     hook: Hook, sync_twin: str, request: Any, handler: Callable[[Any], Awaitable[R]]
 ) -> R:
     """An async wrapper's default: the hook's sync twin if it overrides only that, else the call."""
-    if _overrides(hook, sync_twin):
+    if overrides(hook, sync_twin):
         return await _async_via_sync(getattr(hook, sync_twin), request, handler)
     return await handler(request)
 
@@ -250,7 +251,7 @@ def _sync_via_async(
     async def ahandler(req: Any) -> R:
         return handler(req)
 
-    return run_sync_in_thread(lambda: method(request, ahandler))
+    return run_coroutine(lambda: method(request, ahandler))
 
 
 async def _async_via_sync(

@@ -27,18 +27,11 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+from graphflow.exceptions import MCPSessionLostError, MCPToolsetClosedError
 from graphflow.mcp.config import HttpServer, MCPServer, SseServer
 
 T = TypeVar("T")
 logger = logging.getLogger("graphflow.mcp")
-
-
-class ToolsetClosedError(RuntimeError):
-    """A call reached a toolset after `close()`: its sessions and servers are gone for good."""
-
-
-class SessionLostError(ConnectionError):
-    """The server no longer knows the session (an HTTP server that restarted): reconnect."""
 
 
 # errors the SDK gives for a request the server refused at the HTTP level (a session it no
@@ -63,7 +56,7 @@ class SessionLoop:
         """Schedule `coro` on the owner loop; the future is usable from any thread."""
         if self.loop.is_closed() or not self._thread.is_alive():
             coro.close()
-            raise ToolsetClosedError("the MCP toolset is closed")
+            raise MCPToolsetClosedError("the MCP toolset is closed")
         return asyncio.run_coroutine_threadsafe(coro, self.loop)
 
     def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
@@ -188,7 +181,7 @@ class Connection:
                 await self._finish(session)
             elif exc.code in _SESSION_ERRORS and not await _still_answers(client):
                 await self._finish(session)
-                raise SessionLostError(f"lost the session ({exc})") from exc
+                raise MCPSessionLostError(f"lost the session ({exc})") from exc
             raise
         except (OSError, EOFError, httpx2.TransportError) as exc:
             logger.debug("MCP server %s: call failed with %r; restarting", self.name, exc)

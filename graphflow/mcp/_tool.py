@@ -31,12 +31,13 @@ from pydantic import PrivateAttr
 
 from graphflow.exceptions import (
     InvalidToolParamError,
+    MCPSessionLostError,
+    MCPToolsetClosedError,
     ToolError,
     ToolPermissionError,
     ToolResourceNotFoundError,
     ToolTimeoutError,
 )
-from graphflow.mcp._sessions import SessionLostError, ToolsetClosedError
 from graphflow.mcp.config import StdioServer
 
 if TYPE_CHECKING:
@@ -152,7 +153,7 @@ class MCPTool(BaseTool):
     def _typed(self, exc: BaseException) -> BaseException:
         if isinstance(exc, ToolError):
             return exc
-        if isinstance(exc, ToolsetClosedError):
+        if isinstance(exc, MCPToolsetClosedError):
             return ToolError(  # UNKNOWN: no retry or other call can help; the run stops
                 f"the MCPToolset that owns server `{self.server}` was closed before this call",
                 tool=self.name,
@@ -173,7 +174,7 @@ class MCPTool(BaseTool):
                     tool=self.name,
                 )
             return _classify(f"MCP error {exc.code}: {exc.message}", tool=self.name)
-        if isinstance(exc, SessionLostError):
+        if isinstance(exc, MCPSessionLostError):
             return self._unreachable(str(exc))
         if isinstance(exc, TimeoutError):
             return self._unreachable(f"did not start within {self.connect_timeout:g} s")

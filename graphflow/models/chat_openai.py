@@ -18,7 +18,7 @@ What it changes, and only for the request/stream shapes that break elsewhere:
   fields, instead of failing with `create() got an unexpected keyword argument`.
 
 * **unusable 200 replies** (invalid JSON, an HTML page, no `choices`, a stream that ends
-  without a `finish_reason`) are a `BadReply`, retried like a server error (`max_retries`
+  without a `finish_reason`) are a `BadModelReply`, retried like a server error (`max_retries`
   times, with backoff), then explained as a `ModelServerError`.
 * **a missing API key** fails the first call, not the building of the model: loading, drawing
   and validating a team need no credentials.
@@ -55,8 +55,8 @@ from openai.resources.chat.completions import Completions
 from pydantic import PrivateAttr
 
 import graphflow.models._learned as _learned
+from graphflow.exceptions import BadModelReply
 from graphflow.models._api_key import require_api_key
-from graphflow.models._bad_reply import BadReply
 from graphflow.models.options import CLIENT_OPTIONS
 from graphflow.models.presets import ProviderPreset, detect_preset, get_preset
 
@@ -130,12 +130,12 @@ class CompatibleMixin:
     # -- bad replies are retried like server errors ----------------------------------------------
 
     def invoke(self, input: Any, config: Any = None, *, stop: Any = None, **kwargs: Any) -> Any:
-        """`BaseChatModel.invoke`, retrying a `BadReply` up to `max_retries` times."""
+        """`BaseChatModel.invoke`, retrying a `BadModelReply` up to `max_retries` times."""
         attempts = self._retries() + 1
         for attempt in range(attempts):
             try:
                 return super().invoke(input, config, stop=stop, **kwargs)  # type: ignore[misc]
-            except BadReply as exc:
+            except BadModelReply as exc:
                 exc.attempts = attempt + 1
                 if attempt + 1 >= attempts:
                     raise
@@ -151,7 +151,7 @@ class CompatibleMixin:
         for attempt in range(attempts):
             try:
                 return await super().ainvoke(input, config, stop=stop, **kwargs)  # type: ignore[misc]
-            except BadReply as exc:
+            except BadModelReply as exc:
                 exc.attempts = attempt + 1
                 if attempt + 1 >= attempts:
                     raise
@@ -162,11 +162,13 @@ class CompatibleMixin:
     def _create_chat_result(self, response: Any, generation_info: dict | None = None) -> ChatResult:
         if isinstance(response, str | bytes):
             text = response.decode(errors="replace") if isinstance(response, bytes) else response
-            raise BadReply("the reply was not JSON", _preview(text))
+            raise BadModelReply("the reply was not JSON", _preview(text))
         if isinstance(response, dict | openai.BaseModel):
             body = response if isinstance(response, dict) else response.model_dump()
             if not body.get("error") and not body.get("choices"):
-                raise BadReply("the reply had no choices", _preview(json.dumps(body, default=str)))
+                raise BadModelReply(
+                    "the reply had no choices", _preview(json.dumps(body, default=str))
+                )
         return super()._create_chat_result(response, generation_info)  # type: ignore[misc]
 
     # -- request shaping -------------------------------------------------------------------------
@@ -358,20 +360,20 @@ def compatible(model: Any) -> Any:
 
 @contextmanager
 def _bad_json() -> Iterator[None]:
-    """Turn a body that does not parse as JSON into a `BadReply`."""
+    """Turn a body that does not parse as JSON into a `BadModelReply`."""
     try:
         yield
     except json.JSONDecodeError as exc:
-        raise BadReply("the reply was not valid JSON", _preview(f"{exc}: {exc.doc}")) from exc
+        raise BadModelReply("the reply was not valid JSON", _preview(f"{exc}: {exc.doc}")) from exc
 
 
-def _incomplete(state: _Stream) -> BadReply:
+def _incomplete(state: _Stream) -> BadModelReply:
     if not state.chunks:
-        return BadReply(
+        return BadModelReply(
             "the streamed reply held no chunks (an empty body, or a page that is no event "
             "stream, such as a proxy's HTML)"
         )
-    return BadReply(
+    return BadModelReply(
         "the streamed reply ended without a finish_reason (the server cut it short, as "
         "llama-cpp-python does when another request arrives)"
     )
@@ -382,7 +384,7 @@ def _preview(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else f"{text[:limit]}…"
 
 
-def _log_retry(model: Any, exc: BadReply, attempt: int, attempts: int) -> None:
+def _log_retry(model: Any, exc: BadModelReply, attempt: int, attempts: int) -> None:
     _log.warning(
         "model %s at %s: %s; retrying (retry %d of %d)",
         _learned.model_name_of(model),

@@ -17,8 +17,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from graphflow._commands import resume_hint
+from graphflow._internal.commands import resume_hint
 from graphflow.exceptions import (
+    AbandonedModelCall,
+    BadModelReply,
     GraphflowError,
     ModelAuthError,
     ModelCallError,
@@ -28,9 +30,7 @@ from graphflow.exceptions import (
     ModelServerError,
     ModelTimeoutError,
 )
-from graphflow.models._bad_reply import BadReply
 from graphflow.models._learned import base_url_of, model_name_of
-from graphflow.models.timeout import AbandonedModelCall
 
 __all__ = (
     "agent_path_of",
@@ -131,7 +131,7 @@ def _names(exc: BaseException) -> list[str]:
 
 
 def _kind(exc: BaseException) -> type[ModelCallError] | None:
-    if isinstance(exc, BadReply):
+    if isinstance(exc, BadModelReply):
         return ModelServerError
     names = _names(exc)
     if isinstance(exc, TimeoutError) or any(t in n for n in names for t in _TIMEOUT_NAMES):
@@ -204,7 +204,7 @@ def _one_line(text: str) -> str:
 
 def _detail(exc: BaseException) -> str:
     """The server's (or the transport's) own words, on one line, cut to `DETAIL_LIMIT`."""
-    if isinstance(exc, BadReply):
+    if isinstance(exc, BadModelReply):
         text = exc.detail or exc.what
     else:
         text = _one_line(str(getattr(exc, "message", None) or exc)) or type(exc).__name__
@@ -224,7 +224,7 @@ def _detail(exc: BaseException) -> str:
 def _retries_made(exc: BaseException) -> int | None:
     """How many times the call was retried before `exc`, when the error says."""
     for cause in _causes(exc):
-        if isinstance(cause, BadReply):
+        if isinstance(cause, BadModelReply):
             return cause.attempts - 1
         # the openai SDK numbers each attempt in a request header; the error keeps the last one
         headers = getattr(getattr(cause, "request", None), "headers", None)
@@ -295,7 +295,7 @@ def _fix(kind: type[ModelCallError], exc: BaseException, model: Any, name: str) 
             "'prompt' on the agent, or name the provider (provider=... / GRAPHFLOW_PROVIDER) so "
             "its preset is used"
         )
-    if isinstance(exc, BadReply):
+    if isinstance(exc, BadModelReply):
         return (
             "Check that the base URL points at the model server itself (not a proxy or web "
             "page) and its logs; a server that serves one request at a time (llama-cpp-python) "
@@ -331,7 +331,9 @@ def explain_model_error(
     """
     if isinstance(exc, AbandonedModelCall) and exc.agent_path is None:
         return _abandoned(exc, agent=agent, model=model, config=config, agent_path=agent_path)
-    if isinstance(exc, GraphflowError) or "GraphBubbleUp" in _names(exc):
+    if isinstance(exc, GraphflowError) and not isinstance(exc, BadModelReply):
+        return None
+    if "GraphBubbleUp" in _names(exc):
         return None
     kind = _kind(exc)
     if kind is None:
@@ -339,7 +341,7 @@ def explain_model_error(
     path = agent_path or agent_path_of(agent, config)
     name = model_name_of(model)
     url, shown = _endpoint(model)
-    bad_reply = isinstance(exc, BadReply)
+    bad_reply = isinstance(exc, BadModelReply)
     code = 200 if bad_reply else status_code_of(exc)
     retries = _retries_made(exc)
     retryable = kind in (ModelConnectionError, ModelTimeoutError, ModelRateLimitError)
@@ -362,7 +364,7 @@ def explain_model_error(
         ModelServerError: f"the model endpoint failed (HTTP {code})",
         ModelRequestError: f"the model endpoint rejected the request (HTTP {code})",
     }[kind]
-    if isinstance(exc, BadReply):
+    if isinstance(exc, BadModelReply):
         what = f"the model endpoint sent a reply that cannot be used (HTTP 200: {exc.what})"
     thread = _thread_of(config)
     message = (

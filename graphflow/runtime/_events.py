@@ -12,7 +12,7 @@ Which nodes mean what is graphflow's core knowledge and lives here only: a task 
 child agent runs that agent (a subgraph, or inline for a hook-less `FunctionAgent`); inside a
 ReAct agent `model` is a model call and `tools` one tool call (payload `gf_tool_call`);
 `before_agent.<Hook>` / `after_agent.<Hook>` are agent hooks; a model hook says it ran with a
-`custom` chunk (`graphflow.hooks._runner.HOOK_FIRED`).
+`custom` chunk (`graphflow._internal.hook_calls.HOOK_FIRED`).
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from typing import Any
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolMessage
 
 from graphflow import events as ev
+from graphflow._internal.hook_calls import HOOK_FIRED
 from graphflow.agents.base import Agent
 from graphflow.context.tokens import count_tokens
-from graphflow.hooks._runner import HOOK_FIRED
 from graphflow.state import (
     AGENT_STATUS,
     MESSAGES,

@@ -16,7 +16,7 @@ from typing import Any
 
 from langgraph.errors import GraphRecursionError, InvalidUpdateError
 
-from graphflow._commands import resume_hint
+from graphflow._internal.commands import resume_hint
 from graphflow.exceptions import AgentRunError, CheckpointStoreError, GraphflowError
 
 __all__ = ("translating",)

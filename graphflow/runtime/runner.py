@@ -1,6 +1,6 @@
 """`Runtime`: what the methods of an `Agent` spec call to build, run, read and draw it.
 
-`graphflow/__init__.py` installs one `Runtime` in `graphflow.agents._runtime` (specs import
+`graphflow/__init__.py` installs one `Runtime` in `graphflow.agents.seam` (specs import
 nothing above them). Its methods are typed, so go-to-definition from `Agent.invoke` lands here
 and then on `CompiledAgent.invoke`: every run method of an agent is
 `runtime().running(agent, checkpointer).<method>(...)`, every read
@@ -37,7 +37,7 @@ def _acyclic(agent: Agent) -> None:
 
 
 class Runtime:
-    """The runtime `Agent` methods delegate to (see `graphflow.agents._runtime`)."""
+    """The runtime `Agent` methods delegate to (see `graphflow.agents.seam`)."""
 
     # -- building --------------------------------------------------------------------------------
 

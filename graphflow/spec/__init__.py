@@ -42,8 +42,8 @@ Errors are `SpecError`s naming the file, the line and the field path, e.g.
 
 from __future__ import annotations
 
+from graphflow.exceptions import SpecError
 from graphflow.spec._build import agent_from_spec
-from graphflow.spec._errors import SpecError
 from graphflow.spec._load import load_spec
 from graphflow.spec._schema import spec_schema
 from graphflow.spec._write import agent_to_spec, dump_spec

@@ -9,8 +9,7 @@ from typing import Any
 
 from graphflow.agents import Agent
 from graphflow.agents.base import kinds_with_field
-from graphflow.exceptions import AgentSpecError, GraphflowConfigError, GraphflowError
-from graphflow.spec._errors import SpecError
+from graphflow.exceptions import AgentSpecError, GraphflowConfigError, GraphflowError, SpecError
 from graphflow.spec._fields import accepts_text, fields, kinds, list_item, role
 from graphflow.spec._imports import IMPORT_PATH, Importer, SpecImportError
 from graphflow.spec._origins import remember, remember_mcp

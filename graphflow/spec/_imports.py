@@ -26,6 +26,8 @@ import types
 from pathlib import Path
 from typing import Any
 
+from graphflow.exceptions import SpecImportError
+
 __all__ = ("IMPORT_PATH", "SpecImportError", "Importer", "public_module")
 
 IMPORT_PATH = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
@@ -33,10 +35,6 @@ IMPORT_PATH = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 
 _PREFIX = "graphflow_spec_"
 _lock = threading.Lock()
-
-
-class SpecImportError(Exception):
-    """An import path of a spec cannot be resolved (the message says why)."""
 
 
 class Importer:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from graphflow.agents import Agent
+from graphflow.exceptions import SpecError
 from graphflow.spec._build import agent_from_spec
-from graphflow.spec._errors import SpecError
 from graphflow.spec._yaml import MAX_SPEC_BYTES, parse
 
 __all__ = ("load_spec",)

@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from graphflow.agents import Agent
-from graphflow.spec._errors import SpecError
+from graphflow.exceptions import SpecError
 from graphflow.spec._fields import fields, kinds, list_item, role, unions
 from graphflow.spec._imports import public_module
 from graphflow.spec._origins import mcp_entry, origin

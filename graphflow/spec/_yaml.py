@@ -19,7 +19,7 @@ from yaml.composer import Composer
 from yaml.events import AliasEvent
 from yaml.nodes import MappingNode, Node, ScalarNode
 
-from graphflow.spec._errors import SpecError
+from graphflow.exceptions import SpecError
 
 __all__ = ("MAX_DEPTH", "MAX_SPEC_BYTES", "MAX_VALUES", "SpecLoader", "parse")
 
@@ -31,10 +31,6 @@ MAX_VALUES = 200_000
 """Most values (scalars, lists, mappings) a spec may hold, each alias counted as what it copies."""
 
 _MERGE = "tag:yaml.org,2002:merge"
-
-
-class _LimitError(yaml.MarkedYAMLError):
-    """A limit of `SpecLoader` was reached (carries the place in the text)."""
 
 
 if TYPE_CHECKING:
@@ -68,9 +64,7 @@ class SpecLoader(_Base):
         if isinstance(event, AliasEvent):
             anchor = event.anchor
             if anchor in self._open:
-                raise _LimitError(
-                    None,
-                    None,
+                raise _limit(
                     f"alias *{anchor} is inside the node it names (&{anchor}), a cycle; "
                     "an alias may only repeat a node that is complete",
                     event.start_mark,
@@ -79,9 +73,7 @@ class SpecLoader(_Base):
             return super().compose_node(parent, index)  # type: ignore[no-any-return]
         self._depth += 1
         if self._depth > MAX_DEPTH:
-            raise _LimitError(
-                None,
-                None,
+            raise _limit(
                 f"nested more than {MAX_DEPTH} levels deep; a spec is not that deep — "
                 "flatten the data",
                 event.start_mark,
@@ -109,9 +101,7 @@ class SpecLoader(_Base):
                 continue
             first = seen.setdefault((key.tag, key.value), key)
             if first is not key:
-                raise _LimitError(
-                    None,
-                    None,
+                raise _limit(
                     f"duplicate key {key.value!r} (first on line {first.start_mark.line + 1}, "
                     f"again on line {key.start_mark.line + 1}); a key may appear once in a "
                     "mapping — keep one of them",
@@ -122,13 +112,16 @@ class SpecLoader(_Base):
     def _count(self, values: int, event: Any) -> None:
         self._values += values
         if self._values > MAX_VALUES:
-            raise _LimitError(
-                None,
-                None,
+            raise _limit(
                 f"holds more than {MAX_VALUES:,} values once its aliases are expanded "
                 "(an alias bomb?); write the data out, or load it from a file in code",
                 event.start_mark,
             )
+
+
+def _limit(problem: str, mark: Any) -> SpecError:
+    """A limit of `SpecLoader` reached at `mark` (the file is added by `parse`)."""
+    return SpecError(problem, line=mark.line + 1 if mark is not None else None)
 
 
 def parse(text: str, file: str | None) -> tuple[Any, dict[str, int]]:
@@ -148,14 +141,16 @@ def parse(text: str, file: str | None) -> tuple[Any, dict[str, int]]:
     try:
         node = loader.get_single_node()
         data = loader.construct_document(node) if node is not None else None
+    except SpecError as exc:  # a limit of SpecLoader
+        raise SpecError(exc.reason, line=exc.line, file=file) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
         problem = getattr(exc, "problem", None) or str(exc)
+        what = "not valid YAML/JSON: "
         if "maximum nesting depth" in problem:  # libyaml's own limit, reached first
             problem = f"nested more than {MAX_DEPTH} levels deep; a spec is not that deep"
-            exc = _LimitError(None, None, problem, mark)
-        what = "" if isinstance(exc, _LimitError) else "not valid YAML/JSON: "
+            what = ""
         raise SpecError(f"{what}{problem}", line=line, file=file) from None
     finally:
         loader.dispose()

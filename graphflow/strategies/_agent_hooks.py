@@ -16,7 +16,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.constants import END, START
 from langgraph.errors import GraphBubbleUp
 
-from graphflow.hooks._runner import call_async, call_sync
+from graphflow._internal.hook_calls import call_async, call_sync
 from graphflow.hooks.base import AgentContext, AgentHook, HookResult
 from graphflow.state import (
     AFTER_AGENT_NODE,

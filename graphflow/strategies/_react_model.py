@@ -19,14 +19,14 @@ from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolM
 from langchain_core.runnables import RunnableConfig
 from pydantic import ValidationError
 
+from graphflow._internal.hook_calls import around, call_async, call_sync
 from graphflow.exceptions import ModelTimeoutError, OutputValidationError
-from graphflow.hooks._runner import around, call_async, call_sync
 from graphflow.hooks.base import HookResult, ModelHook, ModelRequest
 from graphflow.messages import feedback_kind, feedback_message, is_limit_message
-from graphflow.models._tool_call_ids import unique_tool_call_ids
 from graphflow.models.errors import model_call_errors
 from graphflow.models.structured import ainvoke_chat, invoke_chat, parse_structured, schema_note
 from graphflow.models.timeout import model_timeout_error
+from graphflow.models.tool_call_ids import unique_tool_call_ids
 from graphflow.state import AGENT_STATUS, EXIT_LOOP, MESSAGES, MODEL_CALLS, MODEL_NODE, STOP
 from graphflow.strategies._agent_hooks import merge_updates
 from graphflow.strategies._react_tools import pending_tool_calls

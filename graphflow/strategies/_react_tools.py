@@ -3,12 +3,12 @@
 Every tool call is its own task (a `Send` to the `tools` node), so each is a durable step: a
 resumed run never repeats a finished call, and a crash in the middle of a batch re-runs only the
 calls that had not finished. The calls of one model turn run in call order as batches (see
-`graphflow.tools._batches`): a run of consecutive parallel-safe calls is one superstep (they run
+`graphflow.tools.batches`): a run of consecutive parallel-safe calls is one superstep (they run
 concurrently), any other call is a superstep of its own, so results land in call order and a call
 that is not parallel-safe never overlaps another. The model step dispatches each batch after the
 previous one (it reads the whole state; a tools task sees only its own result).
 
-Each call runs under its tool's `ToolPolicy` (`graphflow.tools._executor`: timeout, retries by
+Each call runs under its tool's `ToolPolicy` (`graphflow.tools.executor`: timeout, retries by
 error type, typed error results), inside the agent's tool hooks; a call the executor says ends
 the run (`UNKNOWN`) raises `ToolError` — after its running batch siblings finished, so their
 results are kept.
@@ -24,14 +24,14 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.errors import GraphBubbleUp
 from langgraph.types import Send
 
+from graphflow._internal.hook_calls import around
 from graphflow.checkpoint.serde import stored_form
-from graphflow.hooks._runner import around
 from graphflow.hooks.base import ToolCallRequest, ToolHook
 from graphflow.state import EXIT_LOOP, MESSAGES, TOOL_CALL, TOOL_HISTORY, TOOLS_NODE
 from graphflow.strategies import _branch_barrier as barrier
 from graphflow.strategies._storable import ensure_storable
-from graphflow.tools._batches import call_history, next_tool_calls, pending_tool_calls
-from graphflow.tools._executor import arun_tool_call, run_tool_call
+from graphflow.tools.batches import call_history, next_tool_calls, pending_tool_calls
+from graphflow.tools.executor import arun_tool_call, run_tool_call
 from graphflow.tools.exit_loop import is_exit_loop
 from graphflow.tools.policy import is_parallel_safe, policy_for
 

@@ -15,8 +15,8 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import StateGraph
 from typing_extensions import override
 
+from graphflow._internal.workers import run_coroutine
 from graphflow.exceptions import AgentRunError
-from graphflow.hooks._runner import run_sync_in_thread
 from graphflow.state import AGENT_STATUS, RUN_NODE
 from graphflow.strategies._agent_hooks import HookChain, guarded
 from graphflow.strategies._storable import ensure_storable
@@ -99,10 +99,10 @@ class FunctionStrategy(FlowGraphBuildingStrategy):
 
         def run(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
             if is_async:
-                return checked(to_update(run_sync_in_thread(lambda: fn(state))), config)
+                return checked(to_update(run_coroutine(lambda: fn(state))), config)
             value = fn(state)
             if inspect.isawaitable(value):
-                value = run_sync_in_thread(lambda: value)
+                value = run_coroutine(lambda: value)
             return checked(to_update(value), config)
 
         async def arun(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:

@@ -2,7 +2,8 @@
 
 Both pauses for a tool call — `HumanApproval` before a guarded tool, and a `ToolPolicy` recovery
 after a failure that needs a human — raise an interrupt of type `tool_approval` and read their
-answer with `parse_decision`. The runtime checks every answer with `check_resume_value` before it
+answer with `parse_decision`. The words themselves (the request type, the decisions and their
+aliases) are `graphflow._internal.approval`'s, shared with the CLI and the web UI. The runtime checks every answer with `check_resume_value` before it
 is stored (LangGraph saves a resume value before the paused code reads it, so a refused answer
 would wedge the thread).
 """
@@ -12,10 +13,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ("APPROVAL_REQUEST", "check_resume_value", "parse_decision")
+from graphflow._internal.approval import (
+    ABORT,
+    ALIASES,
+    APPROVAL_REQUEST,
+    APPROVE,
+    EDIT,
+    REJECT,
+    RETRY,
+    is_approval_request,
+)
 
-APPROVAL_REQUEST = "tool_approval"
-"""The `type` of the interrupt value a paused tool call raises."""
+__all__ = ("APPROVAL_REQUEST", "check_resume_value", "parse_decision")
 
 
 def check_resume_value(interrupts: Sequence[Any], value: Any) -> None:
@@ -25,11 +34,7 @@ def check_resume_value(interrupts: Sequence[Any], value: Any) -> None:
     refuses would stay there and fail every later resume of the thread, a correct one included.
     `interrupts` are the thread's pending `Interrupt`s.
     """
-    approvals = {
-        i.id
-        for i in interrupts
-        if isinstance(i.value, Mapping) and i.value.get("type") == APPROVAL_REQUEST
-    }
+    approvals = {i.id for i in interrupts if is_approval_request(i.value)}
     if not approvals:
         return
     ids = {i.id for i in interrupts}
@@ -49,28 +54,25 @@ def parse_decision(value: Any) -> tuple[str, Any]:
     Decisions: `approve` (alias `retry`), `edit` (with `args`), `reject` (alias `skip`; its
     `reason` or `message` is passed on), `abort` (with an optional `reason`).
     """
-    if value is True or value in ("approve", "retry"):
-        return "approve", None
-    if value is False or value in ("reject", "skip"):
-        return "reject", None
-    if value == "abort":
-        return "abort", None
+    if value is True or value is False:
+        return (APPROVE if value else REJECT), None
+    if isinstance(value, str) and ALIASES.get(value, value) in (APPROVE, REJECT, ABORT):
+        return ALIASES.get(value, value), None
     if isinstance(value, Mapping):
-        decision = value.get("decision", value.get("type"))
-        if decision in ("approve", "retry") and "args" not in value:
-            return "approve", None
-        if decision == "edit" or (decision == "retry" and "args" in value):
+        given = value.get("decision", value.get("type"))
+        decision = ALIASES.get(given, given) if isinstance(given, str) else given
+        if decision == APPROVE and "args" not in value:
+            return APPROVE, None
+        if decision == EDIT or (given == RETRY and "args" in value):
             args = value.get("args")
             if not isinstance(args, Mapping):
                 raise ValueError(
                     "HumanApproval: an 'edit' decision needs the new arguments as a dict: "
                     "{'decision': 'edit', 'args': {...}}"
                 )
-            return "edit", dict(args)
-        if decision in ("reject", "skip"):
-            return "reject", value.get("reason", value.get("message"))
-        if decision == "abort":
-            return "abort", value.get("reason", value.get("message"))
+            return EDIT, dict(args)
+        if decision in (REJECT, ABORT):
+            return decision, value.get("reason", value.get("message"))
     raise ValueError(
         f"HumanApproval: cannot understand the resume value {value!r}; resume with "
         "{'decision': 'approve'}, {'decision': 'edit', 'args': {...}}, "

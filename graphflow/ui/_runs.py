@@ -14,9 +14,9 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from graphflow.checkpoint._stop import is_marked
 from graphflow.checkpoint.leases import HOST, lease_store
 from graphflow.checkpoint.runs import RunInfo, run_info, settle, thread_ids
+from graphflow.checkpoint.stop import is_marked
 from graphflow.visualize.totals import run_totals
 
 if TYPE_CHECKING:

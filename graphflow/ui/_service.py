@@ -23,7 +23,7 @@ from langgraph.types import Command
 from graphflow.checkpoint.runs import RunInfo
 from graphflow.checkpoint.stored import AGENT_KEY
 from graphflow.checkpoint.urls import resolve_checkpointer, safe_url, store_exists
-from graphflow.exceptions import InputError, RunNotFoundError
+from graphflow.exceptions import InputError, RunNotFoundError, UiError
 from graphflow.tools.approval import APPROVAL_REQUEST, check_resume_value
 from graphflow.ui._jsonable import jsonable, public_values
 from graphflow.ui._runs import owner_of, refusal, runs_page, settled_info
@@ -37,15 +37,6 @@ __all__ = ("LiveRun", "Service", "UiError")
 
 TARGET_KEY = "graphflow_target"
 """The checkpoint metadata key naming the run's target (the one `graphflow run` writes)."""
-
-
-class UiError(Exception):
-    """A request the UI cannot do: `status` is the HTTP status to answer with."""
-
-    def __init__(self, message: str, status: int = 400) -> None:
-        """A refusal with its HTTP status."""
-        super().__init__(message)
-        self.status = status
 
 
 @dataclass

@@ -19,6 +19,7 @@ from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from graphflow._internal.approval import is_approval_request
 from graphflow.agents import Agent
 from graphflow.checkpoint.serde import schema_types
 from graphflow.checkpoint.stored import namespaces
@@ -27,7 +28,6 @@ from graphflow.exceptions import RunNotFoundError
 from graphflow.state import AGENT_STATUS
 from graphflow.strategies.kind import RunCounts
 from graphflow.strategies.registry import strategy_for
-from graphflow.tools.approval import APPROVAL_REQUEST
 from graphflow.visualize._xray import owner_of
 from graphflow.visualize.model import AgentRun, RunStatus
 
@@ -183,7 +183,7 @@ def pending_text(value: Any) -> str:
         return value
     if not isinstance(value, dict):
         return json.dumps(value, default=str, ensure_ascii=False)
-    if value.get("type") == APPROVAL_REQUEST:
+    if is_approval_request(value):
         call = f"approve {value.get('tool')}({json.dumps(value.get('args'), default=str)})"
         error = value.get("error")
         if isinstance(error, dict):

@@ -86,7 +86,7 @@ def test_printed_commands_are_quoted_and_carry_no_password(app_dir: Path, run_cl
     assert words[-2:] == ["resume", thread]  # one argument, not a second command
     resumed = subprocess.run(hint, shell=True, cwd=app_dir, env=None, capture_output=True)
     assert not (app_dir / "PWNED").exists(), resumed
-    from graphflow._commands import resume_command
+    from graphflow._internal.commands import resume_command
 
     command = resume_command("t1", "postgresql://alice:S3cretPW@db.example:5432/runs")
     assert "S3cretPW" not in command and "postgresql://alice@db.example:5432/runs" in command

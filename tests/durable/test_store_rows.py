@@ -18,9 +18,9 @@ from graphflow import (
     SequentialAgent,
 )
 from graphflow.checkpoint import resolve_checkpointer
-from graphflow.checkpoint._stop import mark_stopped
 from graphflow.checkpoint.rows import SqliteRows, StoredObject, decode, open_rows
 from graphflow.checkpoint.runs import thread_ids
+from graphflow.checkpoint.stop import mark_stopped
 from graphflow.checkpoint.stored import AGENT_KEY, stored_run_info
 from graphflow.testing import ScriptedChatModel, tool_call
 

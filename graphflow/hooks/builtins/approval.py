@@ -8,15 +8,12 @@ from typing import Any
 from langchain_core.messages import ToolMessage
 from langgraph.types import interrupt
 
+from graphflow._internal.approval import ABORT, EDIT, REJECT
 from graphflow.exceptions import ToolError
 from graphflow.hooks.base import AsyncToolHandler, ToolCallRequest, ToolHandler, ToolHook
 from graphflow.tools.approval import APPROVAL_REQUEST, parse_decision
 
 __all__ = ("APPROVAL_REQUEST", "HumanApproval", "parse_decision")
-
-"""The `type` of the interrupt value `HumanApproval` raises."""
-
-_DECISIONS = ("approve", "edit", "reject", "abort")
 
 
 class HumanApproval(ToolHook):
@@ -56,11 +53,11 @@ class HumanApproval(ToolHook):
         if request.tool_call["name"] not in self.tools:
             return handler(request)
         decision, payload = parse_decision(interrupt(self.approval_request(request)))
-        if decision == "abort":
+        if decision == ABORT:
             raise _aborted(request, payload)
-        if decision == "reject":
+        if decision == REJECT:
             return _rejected(request, payload)
-        return handler(_edited(request, payload) if decision == "edit" else request)
+        return handler(_edited(request, payload) if decision == EDIT else request)
 
     async def awrap_tool_call(
         self, request: ToolCallRequest, handler: AsyncToolHandler
@@ -69,11 +66,11 @@ class HumanApproval(ToolHook):
         if request.tool_call["name"] not in self.tools:
             return await handler(request)
         decision, payload = parse_decision(interrupt(self.approval_request(request)))
-        if decision == "abort":
+        if decision == ABORT:
             raise _aborted(request, payload)
-        if decision == "reject":
+        if decision == REJECT:
             return _rejected(request, payload)
-        return await handler(_edited(request, payload) if decision == "edit" else request)
+        return await handler(_edited(request, payload) if decision == EDIT else request)
 
     def approval_request(self, request: ToolCallRequest) -> dict[str, Any]:
         """The interrupt value shown to the reviewer for `request`."""

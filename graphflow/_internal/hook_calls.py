@@ -1,39 +1,37 @@
-"""Call hook methods from sync or async graph nodes, whichever twin the user overrode."""
+"""Call hook methods from sync or async graph nodes, whichever twin the user overrode.
+
+Used by the hook bases (`graphflow.hooks.base`), by the strategies that run hooks around agents,
+model and tool calls, and by the event translation (`HOOK_FIRED`).
+"""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from collections.abc import Callable
+from typing import Any
 
-from graphflow._threads import submit
+from graphflow._internal.workers import run_coroutine
 
-T = TypeVar("T")
+__all__ = ("HOOK_FIRED", "around", "call_async", "call_sync", "overrides")
 
 
-def _overrides(hook: Any, name: str) -> bool:
+def overrides(hook: Any, name: str) -> bool:
+    """Whether `hook`'s class (not the hook base class) defines the method `name`."""
     for klass in type(hook).__mro__:
         if name in klass.__dict__:
             return klass.__module__ != "graphflow.hooks.base"
     return False
 
 
-def run_sync_in_thread(factory: Callable[[], Awaitable[T]]) -> T:
-    """Run a coroutine to completion from sync code, even if a loop is running in this thread."""
-    coroutine = factory()
-    return submit(lambda: asyncio.run(coroutine)).result()  # type: ignore[arg-type]
-
-
 HOOK_FIRED = "graphflow_hook"
 """Key of the `custom` stream chunk `{HOOK_FIRED: hook class, "phase": method}` that says a model
-or tool hook ran (for a wrapper, the phase is its sync name, e.g. `wrap_tool_call`); typed event streams turn it into `HookFired` (agent hooks are graph nodes of their own,
-seen without it)."""
+or tool hook ran (for a wrapper, the phase is its sync name, e.g. `wrap_tool_call`); typed event streams turn
+it into `HookFired` (agent hooks are graph nodes of their own, seen without it)."""
 
 
 def _announce(hook: Any, sync_name: str, async_name: str) -> None:
     if sync_name in ("before_agent", "after_agent"):
         return
-    if not (_overrides(hook, sync_name) or _overrides(hook, async_name)):
+    if not (overrides(hook, sync_name) or overrides(hook, async_name)):
         return  # the base class's no-op
     try:
         from langgraph.config import get_stream_writer
@@ -47,9 +45,9 @@ def _announce(hook: Any, sync_name: str, async_name: str) -> None:
 def call_sync(hook: Any, sync_name: str, async_name: str, *args: Any) -> Any:
     """Call the sync method, or the async twin when only that one is defined."""
     _announce(hook, sync_name, async_name)
-    if _overrides(hook, async_name) and not _overrides(hook, sync_name):
+    if overrides(hook, async_name) and not overrides(hook, sync_name):
         method = getattr(hook, async_name)
-        return run_sync_in_thread(lambda: method(*args))
+        return run_coroutine(lambda: method(*args))
     return getattr(hook, sync_name)(*args)
 
 

@@ -32,7 +32,6 @@ in, one `ToolMessage` out (or a raised `ToolError` when the failure ends the run
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -45,21 +44,21 @@ from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.errors import GraphBubbleUp
 from langgraph.types import interrupt
 
-from graphflow._threads import submit
-from graphflow.checkpoint._fencing import fence_of
-from graphflow.checkpoint.leases import MemoryLeases
+from graphflow._internal.approval import ABORT, EDIT, FAILED_CALL_DECISIONS, REJECT
+from graphflow._internal.workers import await_with_timeout, call_in_worker, submit
+from graphflow.checkpoint.leases import MemoryLeases, fence_of
 from graphflow.checkpoint.serde import allowlist_of, stored_form, unstorable
-from graphflow.exceptions import ToolError, ToolTimeoutError
-from graphflow.tools._batches import AWAITING_APPROVAL, awaiting_approval
+from graphflow.exceptions import ToolError, ToolExitError, ToolTimeoutError
 from graphflow.tools.approval import APPROVAL_REQUEST, parse_decision
+from graphflow.tools.batches import AWAITING_APPROVAL, awaiting_approval
 from graphflow.tools.errors import ToolErrorType, classify_exception, default_hint
 from graphflow.tools.policy import Recovery, ToolPolicy
 from graphflow.tools.result import RESULT_KEY, ToolResult, error_content, tool_result
 from graphflow.tools.serialize import serialize_result, truncate
 
-logger = logging.getLogger("graphflow.tools")
+__all__ = ("arun_tool_call", "run_tool_call")
 
-_DECISIONS = ["retry", "skip", "abort"]
+logger = logging.getLogger("graphflow.tools")
 
 
 def run_tool_call(
@@ -280,7 +279,7 @@ class _Call:
         hint = getattr(exc, "hint", None) or default_hint(error_type)
         if isinstance(exc, SystemExit):
             text = f"the tool called sys.exit({exc.code!r})"
-        elif isinstance(exc, ToolError | _Exited):
+        elif isinstance(exc, ToolError):
             text = str(exc)
         else:
             text = f"{type(exc).__name__}: {_clean(str(exc))}"
@@ -384,11 +383,11 @@ class _Call:
                         "with new 'args'), 'skip' with a 'message' for the model, or 'abort'."
                     ),
                     "error": {"type": str(error_type), "message": error, "hint": hint},
-                    "decisions": list(_DECISIONS),
+                    "decisions": list(FAILED_CALL_DECISIONS),
                 }
             )
         )
-        if decision == "abort":
+        if decision == ABORT:
             because = f": {payload}" if payload else ""
             raise self.fatal(
                 _Failure(
@@ -400,7 +399,7 @@ class _Call:
                 ),
                 f"failed and a human reviewer aborted the run{because}",
             )
-        if decision == "reject":
+        if decision == REJECT:
             note = payload or "no message given"
             result = ToolResult(
                 success=False,
@@ -413,7 +412,7 @@ class _Call:
                 f"A human reviewer skipped this call: {note}"
             )
             return self.message(content, result)
-        if decision == "edit":
+        if decision == EDIT:
             self.call = {**self.call, "args": payload}
         return None
 
@@ -428,13 +427,14 @@ def _invoke(
     if _has_sync(tool) and not (getattr(tool, "bridges_to_async", False) and _has_async(tool)):
         if timeout is None:
             return _call_sync(tool, call, config)
-        return _in_worker(lambda: _call_sync(tool, call, config), timeout, tool.name)
-    # an async-only tool under sync invoke: its own event loop in a worker thread
-    return _in_worker(
-        lambda: asyncio.run(_with_timeout(_call_async(tool, call, config), timeout, tool.name)),
-        timeout,
-        tool.name,
-        grace=_GRACE,  # its own loop cancels it at `timeout`; the thread waits out the grace
+        return call_in_worker(
+            _exits(_call_sync, tool, call, config), timeout, _timed_out(tool, timeout)
+        )
+    # an async-only tool under sync invoke: its own event loop in a worker thread, which cancels
+    # it at `timeout`; the thread waits out the grace on top
+    limit = None if timeout is None else timeout + _GRACE
+    return call_in_worker(
+        lambda: asyncio.run(_ainvoke(tool, call, config, policy)), limit, _timed_out(tool, timeout)
     )
 
 
@@ -443,66 +443,30 @@ async def _ainvoke(
 ) -> Any:
     timeout = policy.timeout
     if _has_async(tool) or not _has_sync(tool):
-        return await _with_timeout(_call_async(tool, call, config), timeout, tool.name)
-    future = _start_worker(lambda: _call_sync(tool, call, config), tool.name)
-    return await _with_timeout(asyncio.wrap_future(future), timeout, tool.name)
+        running: Any = _call_async(tool, call, config)
+    else:
+        running = asyncio.wrap_future(submit(_exits(_call_sync, tool, call, config)))
+    return await await_with_timeout(running, timeout, _timed_out(tool, timeout), grace=_GRACE)
 
 
 _GRACE = 1.0
 """Seconds a timed-out async tool gets to honour its cancellation before it is abandoned."""
 
 
-async def _with_timeout(awaitable: Any, timeout: float | None, name: str) -> Any:
-    if timeout is None:
-        return await awaitable
-    task = asyncio.ensure_future(awaitable)
-    try:
-        done, _ = await asyncio.wait({task}, timeout=timeout)
-        if done:
-            return task.result()  # a TimeoutError the tool raised itself stays the tool's
-        task.cancel()
-        # a tool that takes long to honour the cancel (cleanup in `except CancelledError`) is
-        # abandoned after a grace period, as a hung sync tool's thread is
-        done, _ = await asyncio.wait({task}, timeout=_GRACE)
-    except asyncio.CancelledError:
-        task.cancel()
-        raise
-    if not done:
-        task.add_done_callback(_forget)
-    raise _timed_out(name, timeout)
-
-
-def _forget(task: asyncio.Future[Any]) -> None:
-    # an abandoned tool's outcome: retrieved so asyncio does not log it as never retrieved
-    if not task.cancelled():
-        task.exception()
-
-
-def _in_worker(fn: Callable[[], Any], timeout: float | None, name: str, grace: float = 0) -> Any:
-    future = _start_worker(fn, name)
-    try:
-        return future.result(None if timeout is None else timeout + grace)
-    except concurrent.futures.TimeoutError:
-        if future.done():
-            raise  # the tool's own TimeoutError
-        raise _timed_out(name, timeout) from None
-
-
-def _start_worker(fn: Callable[[], Any], name: str) -> concurrent.futures.Future[Any]:
-    """Run `fn` on a daemon worker (`graphflow._threads`: reused, never joined at exit, so a hung
-    tool cannot keep the process alive); `sys.exit` in the tool becomes a tool failure."""
+def _exits(fn: Callable[..., Any], *args: Any) -> Callable[[], Any]:
+    """`fn(*args)` for a worker: `sys.exit` in the tool becomes a tool failure."""
 
     def work() -> Any:
         try:
-            return fn()
+            return fn(*args)
         except SystemExit as exc:  # must end neither the worker quietly nor an event loop
-            raise _Exited(exc.code) from None
+            raise ToolExitError(exc.code) from None
 
-    return submit(work)
+    return work
 
 
-def _timed_out(name: str, timeout: float | None) -> ToolTimeoutError:
-    return ToolTimeoutError(f"no answer within {timeout:g} s", tool=name)
+def _timed_out(tool: BaseTool, timeout: float | None) -> Callable[[], ToolTimeoutError]:
+    return lambda: ToolTimeoutError(f"no answer within {timeout:g} s", tool=tool.name)
 
 
 def _call_sync(tool: BaseTool, call: dict[str, Any], config: RunnableConfig) -> Any:
@@ -513,15 +477,7 @@ async def _call_async(tool: BaseTool, call: dict[str, Any], config: RunnableConf
     try:
         return await tool.ainvoke(_tool_input(tool, call), config)
     except SystemExit as exc:  # asyncio would let it out of the event loop
-        raise _Exited(exc.code) from None
-
-
-class _Exited(Exception):
-    """A tool called `sys.exit(code)`."""
-
-    def __init__(self, code: Any) -> None:
-        super().__init__(f"the tool called sys.exit({code!r})")
-        self.code = code
+        raise ToolExitError(exc.code) from None
 
 
 def _tool_input(tool: BaseTool, call: dict[str, Any]) -> Any:

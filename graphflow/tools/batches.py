@@ -23,6 +23,16 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from graphflow.tools.errors import ToolErrorType
 from graphflow.tools.result import tool_result
 
+__all__ = (
+    "AWAITING_APPROVAL",
+    "BATCH_KEY",
+    "awaiting_approval",
+    "call_history",
+    "next_tool_calls",
+    "pending_tool_calls",
+    "turn_unfinished",
+)
+
 AWAITING_APPROVAL = "graphflow_awaiting_approval"
 """`ToolMessage.additional_kwargs` flag: the call failed and waits for a human's decision."""
 BATCH_KEY = "graphflow_tool_batch"

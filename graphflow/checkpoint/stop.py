@@ -11,6 +11,8 @@ import asyncio
 import time
 from typing import Any
 
+__all__ = ("STOP_CHANNEL", "STOP_TASK", "is_marked", "mark_stopped", "stopped_mark")
+
 STOP_TASK = "graphflow-stopped"
 """Task id of the stop mark."""
 STOP_CHANNEL = "graphflow:stopped"
