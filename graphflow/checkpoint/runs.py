@@ -76,7 +76,6 @@ def thread_ids(saver: Any) -> list[str]:
 
     if isinstance(saver, InMemorySaver):
         return list(saver.storage)
-    conn = getattr(saver, "conn", None)
     query = (
         "SELECT thread_id FROM checkpoints WHERE checkpoint_ns = '' GROUP BY thread_id "
         "ORDER BY MAX(checkpoint_id) DESC"
@@ -85,8 +84,9 @@ def thread_ids(saver: Any) -> list[str]:
         from langgraph.checkpoint.sqlite import SqliteSaver
 
         if isinstance(saver, SqliteSaver):
-            with saver.lock:
-                return [str(r[0]) for r in conn.execute(query).fetchall()]  # type: ignore[union-attr]
+            # (its read cursor: a store file deleted since is read as empty, not made again)
+            with saver.cursor(transaction=False) as cur:
+                return [str(r[0]) for r in cur.execute(query).fetchall()]
     except ImportError:  # pragma: no cover
         pass
     try:
