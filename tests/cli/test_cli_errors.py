@@ -289,3 +289,29 @@ def test_input_and_thread_ids_no_store_can_hold_are_refused(
     one_clear_line(refused, 2, says)
     assert "resume" not in refused.stderr  # no thread was announced for a run that never began
     assert not (app / "prep.calls").exists()
+
+
+@pytest.mark.parametrize("view", ["--plain", "--json"])
+def test_a_key_in_an_endpoints_query_is_never_printed(app: Path, view: str) -> None:
+    # (gateways that take the key as `?api_key=` / `?key=`: the error names the endpoint)
+    url = "http://127.0.0.1:9/v1?api_key=QSECRET1&key=QSECRET2"
+    failed = graphflow(app, "run", "app.py:remote", "hi", view, GF_MODEL_URL=url)
+    assert failed.returncode == 1, failed.stderr
+    assert "cannot reach the model endpoint" in failed.stderr
+    assert "api_key=***&key=***" in failed.stderr + failed.stdout
+    assert "QSECRET" not in failed.stderr + failed.stdout
+
+
+def test_a_store_password_in_the_query_is_left_out_and_the_message_stays_whole(app: Path) -> None:
+    failed = graphflow(
+        app,
+        "run",
+        "app.py:team",
+        "hi",
+        "--checkpointer",
+        "postgresql://u@127.0.0.1:9/db?password=QS",
+    )
+    line = one_clear_line(failed, 1, "PostgreSQL cannot be reached")
+    assert "QS" not in failed.stderr
+    # (the password was dropped from the message as from a URL: it ate the quote and colon)
+    assert "checkpointer 'postgresql://u@127.0.0.1:9/db': PostgreSQL cannot be reached" in line
