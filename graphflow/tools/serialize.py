@@ -22,7 +22,6 @@ import base64
 import dataclasses
 import datetime
 import json
-import re
 from collections.abc import Mapping
 from enum import Enum
 from pathlib import PurePath
@@ -30,7 +29,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-__all__ = ("serialize_result", "truncate", "valid_text")
+from graphflow._text import valid_text
+
+__all__ = ("serialize_result", "truncate")
 
 
 def serialize_result(value: Any, *, max_chars: int | None = None) -> str | list[Any]:
@@ -38,20 +39,6 @@ def serialize_result(value: Any, *, max_chars: int | None = None) -> str | list[
     if isinstance(value, list) and value and all(_is_block(v) for v in value):
         return _bound_blocks([_valid_block(v) for v in value], max_chars)
     return truncate(_to_text(value), max_chars)
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def valid_text(text: str) -> str:
-    """`text` with every lone surrogate replaced by U+FFFD (the same object when it has none)."""
-    if text.isascii():
-        return text
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return _SURROGATE.sub("\ufffd", text)
-    return text
 
 
 def _valid_block(block: Any) -> Any:
