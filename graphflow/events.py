@@ -8,16 +8,19 @@ continues the numbering). Events are translated from LangGraph's own stream (`ta
 `messages` and `custom` modes with `subgraphs=True`); there is no second event bus.
 
 A stream says, in order: `RunStarted`, then per agent `AgentStarted` → (`ModelStarted` →
-`ModelToken`* → `ModelFinished` | `ToolCallStarted` → `ToolCallFinished` | `HookFired` |
-`CustomEvent` | nested agents)* → `AgentFinished` or `AgentFailed`; it ends with exactly one of
-`RunFinished` (the run is done), `Interrupted` (it waits for an answer: `agent.resume(thread_id,
-value)`), or `AgentFailed` for the root agent, after which the error is raised.
+(`ModelToken`* → `ModelReplyDiscarded`)* → `ModelToken`* → `ModelFinished` | `ToolCallStarted` →
+`ToolCallFinished` | `HookFired` | `CustomEvent` | nested agents)* → `AgentFinished` or
+`AgentFailed`; it ends with exactly one of `RunFinished` (the run is done), `Interrupted` (it
+waits for an answer: `agent.resume(thread_id, value)`), or `AgentFailed` for the root agent,
+after which the error is raised. A model call whose streamed reply fails part-way (a stream the
+server cut short, then retried) is followed by `ModelReplyDiscarded`: the tokens of that
+`message_id` are no part of any answer, and a retry streams the reply again from the start.
 
 JSON form (stable; `event.to_json()` / `event_from_json(data)` round-trip it)::
 
     {"type": "ModelToken", "seq": 17, "timestamp": 1767225600.25, "thread_id": "run-1",
      "agent_path": ["competitive_analysis", "refine", "writer"], "branch": null,
-     "iteration": 1, "text": "Verdict"}
+     "iteration": 1, "text": "Verdict", "message_id": "lc_run--0199..."}
 
 Every field of the class appears under its own name; tuples are lists; a LangChain message is
 `{"$message": <langchain message dict>}`; a `Usage` is `{"$usage": {"input_tokens": ..,
@@ -43,6 +46,7 @@ __all__ = (
     "HookFired",
     "Interrupted",
     "ModelFinished",
+    "ModelReplyDiscarded",
     "ModelStarted",
     "ModelToken",
     "RunFinished",
@@ -178,6 +182,27 @@ class ModelToken(Event):
 
     text: str = ""
     """The text of the chunk."""
+    message_id: str = ""
+    """The reply it belongs to (one per attempt of a model call): after a
+    `ModelReplyDiscarded` with this id, drop the text of every token that carries it."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelReplyDiscarded(Event):
+    """A model call failed after part of its reply was streamed: that part is void.
+
+    The `ModelToken`s with this `message_id` belong to no answer — show the reply again from
+    the next token. A retry (a bad reply the model retries, `ModelRetry`, a retry policy)
+    streams its reply from the start under a new `message_id`, then `ModelFinished` follows;
+    without one, `AgentFailed` does.
+    """
+
+    message_id: str = ""
+    """The discarded reply's id (its tokens' `message_id`)."""
+    error: str = ""
+    """Why the call failed (cut to 500 characters)."""
+    error_type: str = ""
+    """The error's class name (`BadModelReply` for a stream cut short)."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -34,8 +34,9 @@ DEFAULT_CHECKPOINTER = "sqlite:///runs.db"
 """The store of `graphflow` commands when neither --checkpointer nor GRAPHFLOW_CHECKPOINTER is set."""
 
 _URL_PASSWORD = re.compile(r"^([a-z][a-z0-9+.-]*://[^:/@\s]+):[^@\s]*@", re.I)
-_QUERY_PASSWORD = re.compile(r"([?&])password=[^&\s]*&?", re.I)
-_CONNINFO_PASSWORD = re.compile(r"\s*\bpassword\s*=\s*('(?:[^'\\]|\\.)*'|\S+)", re.I)
+# (values stop at a quote: the CLI also cleans whole error messages that quote a URL)
+_QUERY_PASSWORD = re.compile(r"([?&])password=[^&\s'\"]*(&?)", re.I)
+_CONNINFO_PASSWORD = re.compile(r"\s*\bpassword\s*=\s*('(?:[^'\\]|\\.)*'|[^\s'\"]+)", re.I)
 
 
 def without_password(url: str) -> str:
@@ -45,7 +46,8 @@ def without_password(url: str) -> str:
     comes from `PGPASSWORD` or `~/.pgpass`.
     """
     text = _URL_PASSWORD.sub(r"\1@", url)
-    text = _QUERY_PASSWORD.sub(lambda m: m.group(1), text).rstrip("?&")
+    # `?password=x&y=1` → `?y=1`; `?password=x` and `&password=x` at the end go with their mark
+    text = _QUERY_PASSWORD.sub(lambda m: m.group(1) if m.group(2) else "", text)
     return _CONNINFO_PASSWORD.sub("", text).strip()
 
 

@@ -12,12 +12,22 @@ import re
 __all__ = ("hide_passwords",)
 
 _URL_PASSWORD = re.compile(r"://([^:/@\s]+):[^@\s]*@")
-_QUERY_PASSWORD = re.compile(r"([?&]password=)[^&\s]*")
-_CONNINFO_PASSWORD = re.compile(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]+)")
+# a secret in a URL's query (an endpoint's `?api_key=`, a store's `?password=`); values stop at
+# a quote, so a quoted URL in a message keeps its closing quote
+_QUERY_PASSWORD = re.compile(
+    r"([?&](?:password|passwd|pwd|api[_-]?key|apikey|key|token|access[_-]?token|secret|"
+    r"client[_-]?secret|sig|signature|subscription[_-]?key)=)[^&\s'\"#]*",
+    re.IGNORECASE,
+)
+_CONNINFO_PASSWORD = re.compile(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&'\"]+)")
 
 
 def hide_passwords(text: str) -> str:
-    """`text` with URL (`user:pass@`, `?password=`) and conninfo passwords shown as `***`."""
+    """`text` with the passwords and keys of URLs and conninfo strings shown as `***`.
+
+    A URL's `user:pass@` and secret query values (`?password=`, `?api_key=`, `?token=`...), and
+    a conninfo's `password=`.
+    """
     text = _URL_PASSWORD.sub(r"://\1:***@", text)
     text = _QUERY_PASSWORD.sub(r"\1***", text)
     return _CONNINFO_PASSWORD.sub(r"\1***", text)

@@ -40,7 +40,7 @@ from graphflow.checkpoint.leases import (
     fence_of,
     holder_in,
 )
-from graphflow.checkpoint.serde import GraphflowSerializer, unstorable
+from graphflow.checkpoint.serde import GraphflowSerializer, storing_advice, unstorable
 from graphflow.exceptions import StateValueError
 from graphflow.state import MESSAGES, is_private
 
@@ -127,11 +127,15 @@ def _refuse_unstorable(saver: Any, config: Any, writes: Any) -> None:
         ns = str(((config or {}).get("configurable") or {}).get("checkpoint_ns") or "")
         agent = ns.split("|")[-1].split(":")[0] or None
         where = f"Agent `{agent}`" if agent else "The run"
+        advice = storing_advice(
+            found,
+            "a checkpoint cannot store that type (loading the run again would have to construct "
+            "it), so nothing was written. Write plain data (str, numbers, lists, dicts, pydantic "
+            "models of an output_schema), or allow the class: "
+            "graphflow.checkpoint.allow_types(TheClass)",
+        )
         raise StateValueError(
-            f"{where} wrote {found} to state key `{channel}`; a checkpoint cannot store that "
-            "type (loading the run again would have to construct it), so nothing was written. "
-            "Write plain data (str, numbers, lists, dicts, pydantic models of an output_schema), "
-            "or allow the class: graphflow.checkpoint.allow_types(TheClass)",
+            f"{where} wrote {found} to state key `{channel}`; {advice}",
             agent=agent,
         )
 

@@ -282,6 +282,20 @@ class SqliteLeases(_TableLeases):
             finally:
                 conn.close()
 
+    # reading, renewing or giving up a lease never makes the file (a read never creates a store:
+    # a file deleted under the process holds no lease); only taking one does, as a run's write
+
+    def holder(self, thread_id: str) -> Lease | None:  # noqa: D102
+        return super().holder(thread_id) if os.path.exists(self.path) else None
+
+    def renew(self, thread_id: str, owner: str) -> None:  # noqa: D102
+        if os.path.exists(self.path):
+            super().renew(thread_id, owner)
+
+    def release(self, thread_id: str, owner: str) -> None:  # noqa: D102
+        if os.path.exists(self.path):
+            super().release(thread_id, owner)
+
     def acquire(self, thread_id: str, owner: str) -> Lease | None:  # noqa: D102
         with self._connect(f"taking the lease of thread {thread_id!r}") as conn:
             conn.execute("BEGIN IMMEDIATE")

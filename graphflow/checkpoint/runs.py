@@ -86,6 +86,10 @@ def thread_ids(saver: Any) -> list[str]:
         return []  # a store file nothing has run on
     conn = getattr(saver, "conn", None)
     if isinstance(conn, sqlite3.Connection):  # SqliteSaver, SqliteRows: no LangGraph to import
+        if callable(getattr(saver, "cursor", None)):  # SqliteSaver
+            # (its read cursor: a store file deleted since is read as empty, not made again)
+            with saver.cursor(transaction=False) as cur:
+                return [str(r[0]) for r in cur.execute(query).fetchall()]
         with saver.lock:
             return [str(r[0]) for r in conn.execute(query).fetchall()]
     from langgraph.checkpoint.memory import InMemorySaver

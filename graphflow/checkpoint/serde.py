@@ -45,7 +45,10 @@ __all__ = (
     "disallow_types",
     "safe_serializer",
     "schema_types",
+    "MAX_DEPTH",
+    "Unstorable",
     "stored_form",
+    "storing_advice",
     "unstorable",
 )
 
@@ -381,26 +384,106 @@ def allowlist_of(config: Any) -> frozenset[TypeKey] | None:
     return serde.allowed if isinstance(serde, GraphflowSerializer) else None
 
 
+MAX_DEPTH = 200
+"""Deepest nesting of containers a checkpointed value may have (msgpack stops at 255 levels,
+counting the checkpoint's own)."""
+_INT_RANGE = (-(2**63), 2**64 - 1)
+"""The integers msgpack can hold (signed and unsigned 64-bit)."""
+
+
+class Unstorable(str):
+    """What `unstorable` found: `"path: what"`, and what to do about it.
+
+    `fix` is set when the trouble is the value itself (an integer beyond 64 bits, text that is
+    not valid Unicode, nesting too deep, a value that contains itself) rather than its type.
+    """
+
+    fix: str = ""
+
+
+def _bad_value(where: str, what: str, fix: str) -> Unstorable:
+    if len(where) > 100:  # (a path 200 levels deep)
+        where = f"{where[:60]}…{where[-30:]}"
+    found = Unstorable(f"{where or 'value'}: {what}")
+    found.fix = fix
+    return found
+
+
+def storing_advice(found: str, type_advice: str) -> str:
+    """What to tell the user about `found`: its own fix, or `type_advice` for a type."""
+    return getattr(found, "fix", "") or type_advice
+
+
+def _plain_trouble(item: Any, where: str) -> Unstorable | None:
+    """What msgpack cannot store faithfully in a plain value (None: it stores it as it is)."""
+    if isinstance(item, str):
+        if item.isascii():
+            return None
+        try:
+            item.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            return _bad_value(
+                where,
+                f"text holding a lone surrogate at index {exc.start} (undecodable bytes, as left "
+                "by errors='surrogateescape')",
+                "a checkpoint stores text as UTF-8, which cannot hold it (the run would read "
+                "back other text, or fail); decode the bytes with errors='replace' (or in their "
+                "real encoding) first",
+            )
+        return None
+    if isinstance(item, int) and not isinstance(item, bool):
+        if not _INT_RANGE[0] <= item <= _INT_RANGE[1]:
+            return _bad_value(
+                where,
+                f"an integer of {len(str(abs(item)))} digits",
+                "a checkpoint stores integers of at most 64 bits; write it as text (str(n)) "
+                "and convert it back where it is used",
+            )
+    return None
+
+
 def unstorable(value: Any, allowed: frozenset[TypeKey], *, path: str = "") -> str | None:
     """Where `value` holds something a checkpoint could not give back, or None if it all can.
 
     The answer is `"path: module.Type"` for the first such part: a function, a client, an
     instance of a class outside `allowed` (the serializer's allowlist), or of an allowed class
     the serializer cannot write (a plain class). Containers, dataclasses and pydantic models are
-    looked into; messages are taken as they are.
+    looked into; messages are taken as they are. A value msgpack cannot hold faithfully — an
+    integer beyond 64 bits, text with a lone surrogate (stored as `?`), nesting deeper than
+    `MAX_DEPTH`, a container that holds itself — is an `Unstorable` whose `fix` says why.
     """
     seen: set[int] = set()
+    inside: set[int] = set()  # the containers on the path to the item (a cycle comes back)
 
     def visit(item: Any, where: str, depth: int) -> str | None:
-        if isinstance(item, _PLAIN) or depth > 50:
-            return None
+        if isinstance(item, _PLAIN):
+            return _plain_trouble(item, where)
+        if id(item) in inside:
+            return _bad_value(
+                where,
+                f"a {type(item).__name__} that holds itself",
+                "a checkpoint cannot store a value that contains itself; break the cycle",
+            )
+        if depth >= MAX_DEPTH:
+            return _bad_value(
+                where,
+                f"a value nested more than {MAX_DEPTH} levels deep",
+                f"a checkpoint stores values nested at most {MAX_DEPTH} levels deep; flatten it",
+            )
         if id(item) in seen:
             return None
         seen.add(id(item))
+        inside.add(id(item))
+        try:
+            return look_into(item, where, depth)
+        finally:
+            inside.discard(id(item))
+
+    def look_into(item: Any, where: str, depth: int) -> str | None:
         if isinstance(item, dict):
             for k, v in item.items():
-                found = visit(k, f"{where}[{k!r}] (key)", depth + 1) or visit(
-                    v, f"{where}[{k!r}]", depth + 1
+                found = visit(k, f"{where}[{k!r:.40}] (key)", depth + 1) or visit(
+                    v, f"{where}[{k!r:.40}]", depth + 1
                 )
                 if found:
                     return found

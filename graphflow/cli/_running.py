@@ -33,6 +33,7 @@ def resume_line(args: argparse.Namespace, thread_id: str, *extra: str) -> str:
 def _parse_input(text: str, *, as_text: bool) -> Any:
     if not text.strip():
         raise CliError("the input is empty; pass the text to work on, or a JSON object of keys")
+    _check_utf8(text, "the input")
     if not as_text and text.lstrip().startswith(("{", "[")):
         try:
             return json.loads(text)
@@ -42,6 +43,20 @@ def _parse_input(text: str, *, as_text: bool) -> Any:
                 "text, add --text"
             ) from None
     return text
+
+
+def _check_utf8(text: str, what: str) -> None:
+    """Refuse text that arrived as bytes that are not UTF-8 (Python keeps them as surrogates,
+    which a checkpoint would store as `?`: the run would go on with other text than it was given)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        code = ord(text[exc.start])
+        byte = f"byte 0x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"U+{code:04X}"
+        raise CliError(
+            f"{what} is not valid UTF-8 ({byte} at character {exc.start}); pass UTF-8 text "
+            "(check the encoding of the terminal or of the file it came from)"
+        ) from None
 
 
 def _outputs(agent: Agent, state: Any) -> dict[str, Any]:
@@ -116,9 +131,6 @@ def _stream(args: argparse.Namespace, agent: Agent, data: Any, thread_id: str, t
     return _watch(agent, events, args, thread_id)
 
 
-_MAX_THREAD = 200
-
-
 def cmd_run(args: argparse.Namespace) -> int:
     """`graphflow run TARGET INPUT`."""
     if args.thread_id is not None and not args.thread_id.strip():
@@ -126,8 +138,14 @@ def cmd_run(args: argparse.Namespace) -> int:
             f"--thread-id {args.thread_id!r} cannot name a run; give a name, or leave the option "
             "out for a new thread"
         )
-    if args.thread_id is not None and len(args.thread_id) > _MAX_THREAD:
-        raise CliError(f"--thread-id is {len(args.thread_id)} characters; at most {_MAX_THREAD}")
+    if args.thread_id is not None:
+        from graphflow.exceptions import InputError
+        from graphflow.runtime.inputs import check_thread_id
+
+        try:  # (the API's rule: length, valid Unicode, no control characters)
+            check_thread_id(args.thread_id)
+        except InputError as exc:
+            raise CliError(str(exc).replace("thread_id ", "--thread-id ", 1)) from None
     data = _parse_input(args.input, as_text=args.text)
     args.phase = "loading the target"
     agent = load_agent(args.target)

@@ -77,6 +77,8 @@ class PlainView(View):
             return f"tool {event.name} → " + (
                 f"error: {_short(event.error)}" if event.error else _short(event.result)
             )
+        if isinstance(event, ev.ModelReplyDiscarded):
+            return f"model reply discarded ({event.error_type}: {_short(event.error, 100)})"
         if isinstance(event, ev.HookFired):
             return f"hook {event.hook} ({event.phase})"
         if isinstance(event, ev.Interrupted):
@@ -114,6 +116,7 @@ class LiveView(View):
         self.note: dict[tuple[str, ...], str] = {}
         self.answer: dict[tuple[str, ...], str] = {}
         self.started: dict[tuple[str, ...], float] = {}
+        self.discarded: set[str] = set()
         self.live = Live(
             get_renderable=self._render, console=self.console, refresh_per_second=8, transient=False
         )
@@ -142,7 +145,14 @@ class LiveView(View):
         elif isinstance(event, ev.ModelStarted):
             self.answer[path] = ""
         elif isinstance(event, ev.ModelToken):
+            if event.message_id and event.message_id in self.discarded:
+                return
             self.answer[path] = (self.answer.get(path, "") + event.text)[-400:]
+        elif isinstance(event, ev.ModelReplyDiscarded):
+            # the reply streamed so far failed part-way: it is no answer; a retry streams anew
+            self.discarded.add(event.message_id)
+            self.answer[path] = ""
+            self.note[path] = _short(f"model reply discarded ({event.error_type})", 60)
         elif isinstance(event, ev.ToolCallStarted):
             self.note[path] = f"tool {event.name}({_short(dict(event.args), 50)})"
         elif isinstance(event, ev.ToolCallFinished):

@@ -48,6 +48,7 @@ from typing import Any, Literal
 import openai
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages.tool import InvalidToolCall, invalid_tool_call
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_openai import ChatOpenAI
 from langchain_openai.chat_models.base import BaseChatOpenAI
@@ -55,6 +56,7 @@ from openai.resources.chat.completions import Completions
 from pydantic import PrivateAttr
 
 import graphflow.models._learned as _learned
+from graphflow._internal.text import valid_values
 from graphflow.exceptions import BadModelReply
 from graphflow.models._api_key import require_api_key
 from graphflow.models.options import CLIENT_OPTIONS
@@ -163,13 +165,30 @@ class CompatibleMixin:
         if isinstance(response, str | bytes):
             text = response.decode(errors="replace") if isinstance(response, bytes) else response
             raise BadModelReply("the reply was not JSON", _preview(text))
+        refused: list[InvalidToolCall] = []
         if isinstance(response, dict | openai.BaseModel):
             body = response if isinstance(response, dict) else response.model_dump()
             if not body.get("error") and not body.get("choices"):
                 raise BadModelReply(
                     "the reply had no choices", _preview(json.dumps(body, default=str))
                 )
-        return super()._create_chat_result(response, generation_info)  # type: ignore[misc]
+            if any(
+                not isinstance(c, dict) or not isinstance(c.get("message"), dict)
+                for c in body.get("choices") or ()
+            ):
+                raise BadModelReply(
+                    "a choice of the reply had no message", _preview(json.dumps(body, default=str))
+                )
+            body, refused = _without_non_object_arguments(body)
+            if refused:
+                response = body  # (only then: LangChain reads more than the dict from SDK objects)
+        result = super()._create_chat_result(response, generation_info)  # type: ignore[misc]
+        for generation in result.generations:
+            message = generation.message
+            if refused and isinstance(message, AIMessage):
+                message.invalid_tool_calls = [*message.invalid_tool_calls, *refused]
+            _valid_reply(message)
+        return result
 
     # -- request shaping -------------------------------------------------------------------------
 
@@ -319,9 +338,12 @@ class CompatibleMixin:
                 isinstance(c, dict) and c.get("finish_reason") for c in chunk.get("choices") or ()
             ):
                 state.finished = True
-        return super()._convert_chunk_to_generation_chunk(  # type: ignore[misc]
+        generated = super()._convert_chunk_to_generation_chunk(  # type: ignore[misc]
             chunk, default_chunk_class, base_generation_info
         )
+        if generated is not None and _valid_reply(generated.message):
+            generated.text = generated.message.text
+        return generated
 
 
 class CompatibleChatOpenAI(CompatibleMixin, ChatOpenAI):
@@ -377,6 +399,59 @@ def _incomplete(state: _Stream) -> BadModelReply:
         "the streamed reply ended without a finish_reason (the server cut it short, as "
         "llama-cpp-python does when another request arrives)"
     )
+
+
+def _without_non_object_arguments(body: dict) -> tuple[dict, list[InvalidToolCall]]:
+    """`body` without the tool calls whose arguments are JSON but no object, and those calls.
+
+    LangChain parses `"arguments": "[1, 2]"` and then fails to build the message with a raw
+    pydantic `ValidationError`; such a call is an invalid tool call instead, which the agent
+    answers with an error result (as it answers arguments that are not JSON at all).
+    """
+    refused: list[InvalidToolCall] = []
+    choices = []
+    for choice in body.get("choices") or ():
+        message = choice["message"]
+        kept = []
+        for call in message.get("tool_calls") or ():
+            function = (call or {}).get("function") or {}
+            raw = function.get("arguments")
+            try:
+                args = json.loads(raw) if isinstance(raw, str) and raw.strip() else {}
+            except ValueError:
+                args = {}  # not JSON: LangChain makes it an invalid call itself
+            if isinstance(args, dict):
+                kept.append(call)
+                continue
+            refused.append(
+                invalid_tool_call(
+                    name=function.get("name"),
+                    args=raw,
+                    id=(call or {}).get("id"),
+                    error=f"the arguments must be a JSON object, got a {type(args).__name__}",
+                )
+            )
+        choices.append({**choice, "message": {**message, "tool_calls": kept or None}})
+    if not refused:
+        return body, []
+    return {**body, "choices": choices}, refused
+
+
+def _valid_reply(message: BaseMessage) -> bool:
+    """Make a reply's text valid Unicode in place (see `graphflow._internal.text`); whether it changed."""
+    changed = False
+    content = valid_values(message.content)
+    if content is not message.content:
+        message.content = content
+        changed = True
+    for name in ("tool_calls", "invalid_tool_calls", "tool_call_chunks"):
+        calls = getattr(message, name, None)
+        for call in calls or ():
+            args = valid_values(call.get("args"))
+            if args is not call.get("args"):
+                call["args"] = args
+                changed = True
+    return changed
 
 
 def _preview(text: str, limit: int = 300) -> str:

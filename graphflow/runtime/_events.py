@@ -12,7 +12,9 @@ Which nodes mean what is graphflow's core knowledge and lives here only: a task 
 child agent runs that agent (a subgraph, or inline for a hook-less `FunctionAgent`); inside a
 ReAct agent `model` is a model call and `tools` one tool call (payload `gf_tool_call`);
 `before_agent.<Hook>` / `after_agent.<Hook>` are agent hooks; a model hook says it ran with a
-`custom` chunk (`graphflow._internal.hook_calls.HOOK_FIRED`).
+`custom` chunk (`graphflow._internal.hook_calls.HOOK_FIRED`), a streamed model reply that failed
+part-way one from `graphflow.runtime._attempts` (its tokens are void: a retry streams the reply
+again).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from graphflow import events as ev
 from graphflow._internal.hook_calls import HOOK_FIRED
 from graphflow.agents.base import Agent
 from graphflow.context.tokens import count_tokens
+from graphflow.runtime._attempts import MODEL_DISCARDED, with_watcher
 from graphflow.state import (
     AGENT_STATUS,
     MESSAGES,
@@ -133,6 +136,8 @@ class EventTranslator:
         self._usage: dict[tuple[str, ...], ev.Usage] = {}
         self._durations: dict[tuple[str, ...], float] = {}
         self._streamed: set[str] = set()
+        self._discarded: set[str] = set()
+        """Ids of streamed replies that failed part-way (their later tokens are dropped too)."""
         self._interrupted: _Frame | None = None
 
     # -- making events -------------------------------------------------------------------------
@@ -196,6 +201,8 @@ class EventTranslator:
             if isinstance(chunk, Mapping) and HOOK_FIRED in chunk:
                 hook, phase = str(chunk[HOOK_FIRED]), str(chunk.get("phase", ""))
                 return [self._make(ev.HookFired, self._frame(ns), hook=hook, phase=phase)]
+            if isinstance(chunk, Mapping) and MODEL_DISCARDED in chunk:
+                return self._discard(ns, chunk)
             return [self._make(ev.CustomEvent, self._custom_frame(ns), data=chunk)]
         return []
 
@@ -352,9 +359,15 @@ class EventTranslator:
     ) -> list[ev.Event]:
         if isinstance(message, AIMessageChunk):
             if message.id:
+                if message.id in self._discarded:
+                    return []
                 self._streamed.add(message.id)
             text = message.text
-            return [self._make(ev.ModelToken, self._frame(ns), text=text)] if text else []
+            if not text:
+                return []
+            return [
+                self._make(ev.ModelToken, self._frame(ns), text=text, message_id=message.id or "")
+            ]
         if (
             isinstance(message, AIMessage)
             and meta.get("langgraph_node") == MODEL_NODE
@@ -362,8 +375,27 @@ class EventTranslator:
             and message.text
         ):
             # a model that does not stream: its whole answer is one token event
-            return [self._make(ev.ModelToken, self._frame(ns), text=message.text)]
+            return [
+                self._make(
+                    ev.ModelToken, self._frame(ns), text=message.text, message_id=message.id or ""
+                )
+            ]
         return []
+
+    def _discard(self, ns: tuple[str, ...], chunk: Mapping[str, Any]) -> list[ev.Event]:
+        message_id = str(chunk[MODEL_DISCARDED])
+        if message_id in self._discarded:
+            return []
+        self._discarded.add(message_id)
+        return [
+            self._make(
+                ev.ModelReplyDiscarded,
+                self._frame(ns),
+                message_id=message_id,
+                error=str(chunk.get("error", "")),
+                error_type=str(chunk.get("error_type", "")),
+            )
+        ]
 
 
 def translate(
@@ -418,8 +450,9 @@ async def translate_async(
 
 def _prepared(
     agent: Agent, data: Any, cfg: Any, durability: Any, events: Any
-) -> tuple[EventTranslator, dict[str, Any], dict[str, Any]]:
-    """The translator, `translate`'s options and LangGraph's stream options, for one run."""
+) -> tuple[EventTranslator, dict[str, Any], dict[str, Any], Any]:
+    """The translator, `translate`'s options, LangGraph's stream options and the run's config
+    (with the watcher of failed model attempts), for one run."""
     from langgraph.types import Command
 
     translator = EventTranslator(agent, str(cfg["configurable"]["thread_id"]))
@@ -429,14 +462,14 @@ def _prepared(
         "keep": ev.as_predicate(events),
     }
     streaming = {"stream_mode": STREAM_MODES, "subgraphs": True, "durability": durability}
-    return translator, options, streaming
+    return translator, options, streaming, with_watcher(cfg)
 
 
 def stream_events(
     agent: Agent, graph: Any, data: Any, cfg: Any, *, durability: Any, events: Any
 ) -> Iterator[ev.Event]:
     """Typed events of a sync run of the compiled root `graph` (see `Runtime.stream`)."""
-    translator, options, streaming = _prepared(agent, data, cfg, durability, events)
+    translator, options, streaming, watched = _prepared(agent, data, cfg, durability, events)
 
     def final() -> tuple[Mapping[str, Any], Any]:
         if not graph.checkpointer:
@@ -444,7 +477,7 @@ def stream_events(
         snapshot = graph.get_state(cfg)
         return dict(snapshot.values or {}), snapshot.interrupts
 
-    stream = graph.stream(data, cfg, **streaming)
+    stream = graph.stream(data, watched, **streaming)
     return translate(translator, stream, final=final, **options)
 
 
@@ -452,7 +485,7 @@ def astream_events(
     agent: Agent, graph: Any, data: Any, cfg: Any, *, durability: Any, events: Any
 ) -> AsyncIterator[ev.Event]:
     """Typed events of an async run (see `Runtime.astream`)."""
-    translator, options, streaming = _prepared(agent, data, cfg, durability, events)
+    translator, options, streaming, watched = _prepared(agent, data, cfg, durability, events)
 
     async def final() -> tuple[Mapping[str, Any], Any]:
         if not graph.checkpointer:
@@ -460,5 +493,5 @@ def astream_events(
         snapshot = await graph.aget_state(cfg)
         return dict(snapshot.values or {}), snapshot.interrupts
 
-    stream = graph.astream(data, cfg, **streaming)
+    stream = graph.astream(data, watched, **streaming)
     return translate_async(translator, stream, final=final, **options)

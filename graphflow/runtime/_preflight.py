@@ -125,10 +125,15 @@ def _storable_input(graph: CompiledStateGraph, data: Any) -> None:
         else:
             found = unstorable(value, serde.allowed, path=key)
         if found is not None:
+            fix = getattr(found, "fix", "")
             raise InputError(
-                f"the input's {found} cannot be stored in a checkpoint (loading the run again "
-                "would have to construct it); pass plain data (str, numbers, lists, dicts), or "
-                "allow the class: graphflow.allow_types(TheClass)"
+                f"the input's {found} cannot be stored in a checkpoint "
+                + (
+                    f"({fix})"
+                    if fix
+                    else "(loading the run again would have to construct it); pass plain data "
+                    "(str, numbers, lists, dicts), or allow the class: graphflow.allow_types(TheClass)"
+                )
             )
 
 
@@ -205,13 +210,18 @@ async def acheck_input(
     return data
 
 
+def no_run_to_resume(thread_id: str, spec: Any) -> RunNotFoundError:
+    """The error of a resume of a thread that no run is stored under."""
+    return RunNotFoundError(
+        f"no run is stored under thread {thread_id!r} in {store_name(spec)}; check the "
+        "thread id (agent.runs() lists the stored runs) and the checkpointer"
+    )
+
+
 def check_resume(agent: Agent, snapshot: Any, thread_id: str, value: Any, spec: Any) -> None:
     """Refuse a resume of nothing, of a finished run, or with an answer nobody waits for."""
     if snapshot.created_at is None:
-        raise RunNotFoundError(
-            f"no run is stored under thread {thread_id!r} in {store_name(spec)}; check the "
-            "thread id (agent.runs() lists the stored runs) and the checkpointer"
-        )
+        raise no_run_to_resume(thread_id, spec)
     interrupts = list(snapshot.interrupts or ())
     if value is not None and not interrupts:
         raise RunStateError(

@@ -270,6 +270,7 @@ class CompiledAgent:
         `value` answers a pending interrupt (a dict of interrupt id -> value answers several).
         """
         check_thread_id(thread_id)
+        self._store_to_resume(thread_id)
         graph = self.graph
         _preflight.require_store(graph, "resume")
         cfg = self._config(thread_id, config)
@@ -284,6 +285,7 @@ class CompiledAgent:
     ) -> dict[str, Any]:
         """Async `resume`."""
         check_thread_id(thread_id)
+        self._store_to_resume(thread_id)
         cfg = self._config(thread_id, config)
         async with self._async_graph() as graph, self._alease(graph, cfg):
             _preflight.require_store(graph, "resume")
@@ -441,6 +443,14 @@ class CompiledAgent:
         ):
             return None
         return self.graph
+
+    def _store_to_resume(self, thread_id: str) -> None:
+        """Refuse a resume on a store that does not exist, without making its file.
+
+        (Even when a saver of this process had it open before it was deleted.)
+        """
+        if self.checkpointer is not False and not store_exists(self.checkpointer):
+            raise _preflight.no_run_to_resume(thread_id, self.checkpointer)
 
     def _run_saver(self, thread_id: str) -> Any:
         """The saver holding run `thread_id`, for a drawing's overlay (checked to hold it)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -14,12 +15,37 @@ from graphflow.state import INPUT, MESSAGES, is_private
 __all__ = ("check_thread_id", "normalize_input")
 
 
+MAX_THREAD_ID = 256
+"""Longest thread id, in characters (PostgreSQL indexes it with the checkpoint namespace: a
+long one failed there, and worked on SQLite)."""
+
+
 def check_thread_id(thread_id: Any) -> None:
-    """Refuse a thread id that cannot name a run."""
+    """Refuse a thread id that cannot name a run, on every store, in every printed command.
+
+    It is a non-empty string of at most `MAX_THREAD_ID` characters, valid Unicode (no lone
+    surrogate: SQLite and PostgreSQL cannot store one), without control characters (a newline or
+    an escape sequence in a listing, a hint or a shell command).
+    """
     if not isinstance(thread_id, str) or not thread_id.strip():
         raise InputError(
             f"thread_id {thread_id!r} cannot name a run; pass a non-empty string "
             "(or none at all for a new thread with a generated id)"
+        )
+    problem = None
+    if len(thread_id) > MAX_THREAD_ID:
+        problem = f"is {len(thread_id)} characters long (at most {MAX_THREAD_ID})"
+    elif not thread_id.isprintable():
+        at, char = next((i, c) for i, c in enumerate(thread_id) if not c.isprintable())
+        if 0xD800 <= ord(char) <= 0xDFFF:
+            problem = f"is not valid Unicode (a lone surrogate at character {at}: bytes that are not UTF-8)"
+        elif unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp"):
+            problem = f"holds a control character ({char!r} at character {at})"
+    if problem is not None:
+        raise InputError(
+            f"thread_id {thread_id[:60]!r}{'…' if len(thread_id) > 60 else ''} {problem}; a "
+            "thread id is stored with every checkpoint and printed in listings and commands: "
+            "pass a short printable name"
         )
 
 

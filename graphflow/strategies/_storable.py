@@ -15,7 +15,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from graphflow.checkpoint.serde import allowlist_of, unstorable
+from graphflow.checkpoint.serde import allowlist_of, storing_advice, unstorable
 from graphflow.exceptions import StateValueError
 from graphflow.state import MESSAGES
 
@@ -34,10 +34,13 @@ def ensure_storable(
             continue  # messages are built by graphflow and LangChain: always storable
         found = unstorable(value, allowed, path=key)
         if found is not None:
+            advice = storing_advice(
+                found,
+                "a checkpoint cannot store that type (loading the run again would have to "
+                "construct it). Return plain data (str, numbers, lists, dicts, pydantic models of "
+                "an output_schema), or allow the class: graphflow.checkpoint.allow_types(TheClass)",
+            )
             raise StateValueError(
-                f"Agent `{agent}`: {what} wrote {found} to state key `{key}`; a checkpoint cannot "
-                "store that type (loading the run again would have to construct it). Return plain "
-                "data (str, numbers, lists, dicts, pydantic models of an output_schema), or allow "
-                "the class: graphflow.checkpoint.allow_types(TheClass)",
+                f"Agent `{agent}`: {what} wrote {found} to state key `{key}`; {advice}",
                 agent=agent,
             )

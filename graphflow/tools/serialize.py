@@ -11,6 +11,9 @@
   bound is on the whole result: blocks are kept in order while they fit (a block's size is its
   text, or the characters of its data — an image's base64), the block that crosses the bound
   keeps the text that fits, and the rest are left out, with the note.
+* Lone surrogates — bytes that were not UTF-8, decoded with `errors="surrogateescape"` (file
+  names, `os.listdir`, subprocess output) — become U+FFFD: no model request can carry them
+  (the next call failed with a raw `UnicodeEncodeError`), and no checkpoint stores them.
 """
 
 from __future__ import annotations
@@ -26,18 +29,33 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from graphflow._internal.text import valid_text
+
 __all__ = ("serialize_result", "truncate")
 
 
 def serialize_result(value: Any, *, max_chars: int | None = None) -> str | list[Any]:
     """Message content for a tool's return value (see the module docstring)."""
     if isinstance(value, list) and value and all(_is_block(v) for v in value):
-        return _bound_blocks(value, max_chars)
+        return _bound_blocks([_valid_block(v) for v in value], max_chars)
     return truncate(_to_text(value), max_chars)
 
 
+def _valid_block(block: Any) -> Any:
+    if isinstance(block, str):
+        return valid_text(block)
+    text = block.get("text")
+    if isinstance(text, str) and valid_text(text) is not text:
+        return {**block, "text": valid_text(text)}
+    return block
+
+
 def truncate(text: str, max_chars: int | None) -> str:
-    """`text`, cut to `max_chars` characters plus a note when it is longer."""
+    """`text`, cut to `max_chars` characters plus a note when it is longer.
+
+    Lone surrogates are replaced (see the module docstring).
+    """
+    text = valid_text(text)
     if max_chars is None or len(text) <= max_chars:
         return text
     cut = len(text) - max_chars

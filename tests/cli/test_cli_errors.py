@@ -265,3 +265,53 @@ def test_an_empty_thread_id_is_refused(app: Path, thread: str) -> None:
     refused = graphflow(app, "run", "app.py:team", "hi", "--thread-id", thread)
     one_clear_line(refused, 2, f"--thread-id {thread!r} cannot name a run")
     assert not (app / "prep.calls").exists()  # (it ran on a new generated thread instead)
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["ab\udcffcd"], "the input is not valid UTF-8 (byte 0xff at character 2)"),
+        (['{"input": "ab\\udcffcd"}'], "InputError: the input's input: text holding a lone"),
+        (["hi", "--thread-id", "t\udcff"], "--thread-id 't\\udcff' is not valid Unicode"),
+        (
+            ["hi", "--thread-id", "a\x1b[31mb"],
+            "--thread-id 'a\\x1b[31mb' holds a control character",
+        ),
+        (["hi", "--thread-id", "x" * 300], "--thread-id 'xxxx"),
+    ],
+    ids=["input-bytes", "input-json-escape", "thread-bytes", "thread-escape", "thread-long"],
+)
+def test_input_and_thread_ids_no_store_can_hold_are_refused(
+    app: Path, args: list[str], says: str
+) -> None:
+    # (a str with lone surrogates reaches the process as the bytes it stands for, as from a shell)
+    refused = graphflow(app, "run", "app.py:team", *args)
+    one_clear_line(refused, 2, says)
+    assert "resume" not in refused.stderr  # no thread was announced for a run that never began
+    assert not (app / "prep.calls").exists()
+
+
+@pytest.mark.parametrize("view", ["--plain", "--json"])
+def test_a_key_in_an_endpoints_query_is_never_printed(app: Path, view: str) -> None:
+    # (gateways that take the key as `?api_key=` / `?key=`: the error names the endpoint)
+    url = "http://127.0.0.1:9/v1?api_key=QSECRET1&key=QSECRET2"
+    failed = graphflow(app, "run", "app.py:remote", "hi", view, GF_MODEL_URL=url)
+    assert failed.returncode == 1, failed.stderr
+    assert "cannot reach the model endpoint" in failed.stderr
+    assert "api_key=***&key=***" in failed.stderr + failed.stdout
+    assert "QSECRET" not in failed.stderr + failed.stdout
+
+
+def test_a_store_password_in_the_query_is_left_out_and_the_message_stays_whole(app: Path) -> None:
+    failed = graphflow(
+        app,
+        "run",
+        "app.py:team",
+        "hi",
+        "--checkpointer",
+        "postgresql://u@127.0.0.1:9/db?password=QS",
+    )
+    line = one_clear_line(failed, 1, "PostgreSQL cannot be reached")
+    assert "QS" not in failed.stderr
+    # (the password was dropped from the message as from a URL: it ate the quote and colon)
+    assert "checkpointer 'postgresql://u@127.0.0.1:9/db': PostgreSQL cannot be reached" in line

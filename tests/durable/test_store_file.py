@@ -11,7 +11,10 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from graphflow import FunctionAgent, SequentialAgent
+import pytest
+
+from graphflow import FunctionAgent, RunNotFoundError, SequentialAgent
+from graphflow.checkpoint.leases import lease_store
 
 
 def _team() -> SequentialAgent:
@@ -47,3 +50,40 @@ def test_a_deleted_store_file_is_made_again_for_new_and_running_agents(
     assert _threads(db) == ["again", "new"]
     assert running.get_state("again", checkpointer=url).values["out"] == "F"
     assert [r.thread_id for r in fresh.runs(checkpointer=url)] == ["again", "new"]
+
+
+def test_reads_of_a_store_file_deleted_under_the_process_find_no_run_and_make_no_file(
+    tmp_path: Path, run_mode: Any
+) -> None:
+    """Before: `get_state`/`history` through the saver that had the file open made it again."""
+    db = tmp_path / "runs.db"
+    url = f"sqlite:///{db}"
+    running = _team()
+    assert run_mode.invoke(running, "before", thread_id="t", checkpointer=url)["out"] == "F"
+    _delete(db)
+    with pytest.raises(RunNotFoundError, match="'t'"):
+        running.get_state("t", checkpointer=url)
+    with pytest.raises(RunNotFoundError, match="'t'"):
+        running.history("t", checkpointer=url)
+    assert running.runs(checkpointer=url) == []  # not the deleted file's runs either
+    with pytest.raises(RunNotFoundError, match="'t'"):
+        run_mode.resume(running, "t", checkpointer=url)
+    leases = lease_store(url, None)  # (a SQLite URL's leases: the saver is not asked)
+    assert leases.holder("t") is None
+    leases.renew("t", "someone")
+    leases.release("t", "someone")
+    assert list(tmp_path.iterdir()) == []
+    # a write makes the file again, and the reads find what it wrote
+    assert run_mode.invoke(running, "after", thread_id="t2", checkpointer=url)["out"] == "F"
+    assert _threads(db) == ["t2"]
+    assert running.get_state("t2", checkpointer=url).values["out"] == "F"
+    assert [r.thread_id for r in running.runs(checkpointer=url)] == ["t2"]
+
+
+def test_a_resume_on_a_store_that_does_not_exist_makes_no_file(
+    tmp_path: Path, run_mode: Any
+) -> None:
+    url = f"sqlite:///{tmp_path / 'none' / 'runs.db'}"
+    with pytest.raises(RunNotFoundError, match="no run is stored under thread 'x'"):
+        run_mode.resume(_team(), "x", checkpointer=url)
+    assert list(tmp_path.iterdir()) == []

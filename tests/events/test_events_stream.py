@@ -439,8 +439,10 @@ def test_json_form_round_trips() -> None:
         "branch",
         "iteration",
         "text",
+        "message_id",
     }
     assert data["type"] == "ModelToken" and data["agent_path"][0] == ROOT
+    assert data["message_id"]  # the reply it belongs to (dropped if ModelReplyDiscarded names it)
     message = next(e for e in events if isinstance(e, ev.ModelFinished)).message
     assert (
         ev.event_from_json(

@@ -33,6 +33,9 @@ _TRANSIENT_NAMES = frozenset(
         "TimeoutException",
         "TransportError",
         "RemoteProtocolError",
+        # an HTTP 200 that is no usable reply (`graphflow.exceptions.BadModelReply`): a stream cut
+        # short, invalid JSON, no choices — retried like a server error
+        "BadModelReply",
     }
 )
 
@@ -52,8 +55,9 @@ def is_transient(exc: BaseException) -> bool:
     """Whether `exc` looks like a failure worth retrying.
 
     True for timeouts, dropped connections, HTTP 408/409/425/429 and 5xx (read from a
-    `status_code` attribute, also on `exc.response`) and the SDKs' rate-limit/timeout/connection
-    exception types (matched by class name, so no SDK needs to be installed).
+    `status_code` attribute, also on `exc.response`), the SDKs' rate-limit/timeout/connection
+    exception types (matched by class name, so no SDK needs to be installed) and a 200 reply
+    that cannot be used (a stream cut short: `BadModelReply`).
     """
     if isinstance(exc, GraphBubbleUp):
         return False
