@@ -14,12 +14,12 @@ import textwrap
 from typing import Any
 
 import pytest
-from graphflow._cli_view import LiveView, PlainView
 from langchain.chat_models import init_chat_model
 from langchain_openai import ChatOpenAI
 
 from graphflow import ModelRetry, ReactAgent, SequentialAgent
 from graphflow import events as ev
+from graphflow.cli._view import LiveView, PlainView
 from graphflow.models import chat_openai, openai_model
 from tests.cli.conftest import graphflow
 from tests.models.openai_server import PAD_WORDS, OpenAIServer
