@@ -20,11 +20,12 @@ from typing import TYPE_CHECKING, Any
 
 from langgraph.types import Command
 
+from graphflow._internal.approval import APPROVE, EDIT, REJECT, approval_answer
 from graphflow.checkpoint.runs import RunInfo
 from graphflow.checkpoint.stored import AGENT_KEY
 from graphflow.checkpoint.urls import resolve_checkpointer, safe_url, store_exists
 from graphflow.exceptions import InputError, RunNotFoundError, UiError
-from graphflow.tools.approval import APPROVAL_REQUEST, check_resume_value
+from graphflow.tools.approval import check_resume_value
 from graphflow.ui._jsonable import jsonable, public_values
 from graphflow.ui._runs import owner_of, refusal, runs_page, settled_info
 from graphflow.visualize import build_drawing
@@ -324,16 +325,11 @@ class Service:
         `answer`: `{decision: approve | reject | edit, reason?, args?, id?}`; with `id` (an
         interrupt id) only that paused call is answered, else every pending one.
         """
-        decision = answer.get("decision", "approve")
-        value: dict[str, Any]
-        if decision == "approve":
-            value = {"decision": "approve"}
-        elif decision == "reject":
-            value = {"decision": "reject", "reason": str(answer.get("reason") or "rejected")}
-        elif decision == "edit":
-            value = {"decision": "edit", "args": answer.get("args")}
-        else:
+        decision = str(answer.get("decision", APPROVE))
+        if decision not in (APPROVE, REJECT, EDIT):
             raise UiError(f"unknown decision {decision!r}; use approve, reject or edit")
+        reason = str(answer.get("reason") or "rejected") if decision == REJECT else None
+        value = approval_answer(decision, reason=reason, args=answer.get("args"))
         target = self._run_target(thread_id)
         compiled = self.compiled(target)
         snapshot = await asyncio.to_thread(compiled.get_state, thread_id)
@@ -460,11 +456,6 @@ def _interrupts(snapshot: Any) -> list[Any]:
             if getattr(task, "state", None) is not None and hasattr(task.state, "tasks"):
                 stack.append(task.state)
     return out
-
-
-def is_approval(value: Any) -> bool:
-    """Whether an interrupt value is a paused tool call (`HumanApproval`)."""
-    return isinstance(value, Mapping) and value.get("type") == APPROVAL_REQUEST
 
 
 def _copy_checkpoint(

@@ -152,7 +152,9 @@ def test_ctrl_c_of_a_ray_batch_marks_its_runs_stopped_and_the_printed_command_co
     tmp_path: Path, cluster: Any
 ) -> None:
     store = _postgres()
-    (tmp_path / "app.py").write_text(APP)
+    # model calls of 1.5 s: the calls in flight at the signal cannot finish before they are
+    # cancelled (at 0.1 s a loaded machine let every run in flight finish: none left to mark)
+    (tmp_path / "app.py").write_text(APP.replace("latency=0.1", "latency=1.5"))
     products = [f"stop-{i}" for i in range(30)]
     (tmp_path / "in.txt").write_text("".join(f"{p}\n" for p in products))
     cluster.log.write_text("")
