@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, ToolMessage
 
-from graphflow.state import MESSAGES
+from graphflow.state import MESSAGES, MODEL_CALLS
 
 if TYPE_CHECKING:
     from langchain_core.tools import BaseTool
@@ -124,6 +124,10 @@ def count_calls(invocations: Sequence[Sequence[Any]]) -> RunCounts:
     for tuples in invocations:
         for tup in tuples:
             if (tup.metadata or {}).get("source") == "input":
+                first = _started_after_call(tup.pending_writes or ())
+                if first is not None and getattr(first, "id", None) not in seen:
+                    seen.add(str(first.id))
+                    model_calls += 1
                 continue
             for _task, channel, value in tup.pending_writes or ():
                 if channel != MESSAGES:
@@ -137,6 +141,22 @@ def count_calls(invocations: Sequence[Sequence[Any]]) -> RunCounts:
                     elif isinstance(message, ToolMessage):
                         tool_calls += 1
     return RunCounts(model_calls=model_calls, tool_calls=tool_calls)
+
+
+def _started_after_call(writes: Sequence[Any]) -> Any:
+    """The reply of a call made before the agent's graph started, from its input's writes.
+
+    A ReAct sub-agent makes its first call in its parent's node and, when that reply does not end
+    it, goes on in its graph from the conversation so far, started at `MODEL_CALLS` 1: the reply
+    is then the last AI message of its input, not a write of its own steps.
+    """
+    if not any(channel == MODEL_CALLS and value for _task, channel, value in writes):
+        return None
+    for _task, channel, value in writes:
+        if channel == MESSAGES:
+            replies = [m for m in value if isinstance(m, AIMessage)]
+            return replies[-1] if replies else None
+    return None
 
 
 MODEL_FIELDS = frozenset({"include_contents", "return_reasoning_contents"})
