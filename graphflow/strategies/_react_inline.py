@@ -8,7 +8,9 @@ reply or a stray tool call to answer, a reply that does not match the output sch
 goes on in its compiled subgraph, started from the conversation so far — the first reply is in
 that subgraph's first checkpoint, so every later call is a durable step as before. A task that
 runs again after a crash or a failure (LangGraph marks it resuming) skips the inline call and runs
-the subgraph, which resumes from its own checkpoints if it had started.
+the subgraph, which resumes from its own checkpoints if it had started. When the parent's node
+fails after a finished call (a loop's `until` predicate raising), it stores the finished state in
+the subgraph first, so the resumed task reads the reply instead of asking again.
 
 Without a `model` task, the call is announced on the `custom` stream (`MODEL_STEP` chunks), which
 the typed events turn into the same `ModelStarted` / `ModelFinished` a subgraph's step gives.
@@ -24,13 +26,16 @@ from langchain_core.runnables import RunnableConfig
 from langgraph._internal._constants import CONFIG_KEY_RUNTIME
 from langgraph.graph import END
 
-from graphflow.state import AGENT_STATUS, MESSAGES, MODEL_CALLS, MODEL_STEP, merge_dicts
+from graphflow.state import AGENT_STATUS, MESSAGES, MODEL_CALLS, MODEL_STEP, STOP, merge_dicts
 from graphflow.strategies._react_model import ModelStep, route_after_model
 
 if TYPE_CHECKING:
     from graphflow.agents.react import ReactAgent
 
 __all__ = ("InlineModelStep", "runs_inline")
+
+ANSWERED = "answered"
+"""`STOP` of a finished state the parent's node stores in the agent's graph: nothing left to do."""
 
 Outcome = tuple[bool, dict[str, Any]]
 """`(done, state)`: the agent's final state, or (not done) the input its subgraph continues from."""
@@ -80,6 +85,9 @@ class InlineModelStep:
             after[AGENT_STATUS] = merge_dicts(state.get(AGENT_STATUS), update[AGENT_STATUS])
         # the subgraph's own router decides: a final answer ends it, anything else asks again
         done = route_after_model(after, done=END, sends=_not_done) == END
+        if done and not after.get(STOP):
+            # sent to its graph, a finished state ends there without a step (see subagent_node)
+            after[STOP] = ANSWERED
         return done, after
 
 

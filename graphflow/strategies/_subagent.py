@@ -201,8 +201,13 @@ def subagent_node(
             sent, own = send(state)
             if lead is not None and not _whole_graph(config):
                 done, result = lead[0](sent, config)
-                if not done:
-                    result = compiled.invoke(result, config_for(config))
+                if done:
+                    try:
+                        return hand_back(state, sent, own, result)
+                    except Exception:
+                        compiled.invoke(result, config_for(config))  # keep the finished call
+                        raise
+                result = compiled.invoke(result, config_for(config))
             else:
                 result = compiled.invoke(sent, config_for(config))
             return hand_back(state, sent, own, result)
@@ -211,8 +216,15 @@ def subagent_node(
             sent, own = send(state)
             if lead is not None and not _whole_graph(config):
                 done, result = await lead[1](sent, config)
-                if not done:
-                    result = await compiled.ainvoke(result, config_for(config))
+                if done:
+                    try:
+                        return hand_back(state, sent, own, result)
+                    except Exception:
+                        # the parent's own step failed after the call (a loop's until): the
+                        # finished state goes to the subgraph, where a resumed task reads it
+                        await compiled.ainvoke(result, config_for(config))
+                        raise
+                result = await compiled.ainvoke(result, config_for(config))
             else:
                 result = await compiled.ainvoke(sent, config_for(config))
             return hand_back(state, sent, own, result)

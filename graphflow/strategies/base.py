@@ -149,8 +149,10 @@ class FlowGraphBuildingStrategy(KindDescription, ABC):
         hooks): the parent's node runs that step itself instead of invoking the agent's subgraph.
         The bodies take `(sent, config)`, where `sent` is what the subgraph would be sent, and
         return `(done, state)`: the agent's final state (what its graph would return), or — not
-        done — the input its compiled graph continues from. A task LangGraph runs again (resume,
-        retry) always runs the graph, which resumes from its own checkpoints.
+        done — the input its compiled graph continues from. A final state sent to the graph must
+        end it without a step of its own: when the parent's node fails after a finished step, the
+        state is stored that way. A task LangGraph runs again (resume, retry) always runs the
+        graph, which resumes from its own checkpoints.
         """
         return None
 
