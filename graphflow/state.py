@@ -30,11 +30,13 @@ __all__ = (
     "HELD_MESSAGES",
     "INPUT",
     "JUMP",
+    "KEEP_SUBGRAPHS",
     "LOOP_ITERATION",
     "MERGE_NODE",
     "MESSAGES",
     "MODEL_CALLS",
     "MODEL_NODE",
+    "MODEL_STEP",
     "NODE_NAMES",
     "PREPARE_NODE",
     "PRIVATE_PREFIX",
@@ -93,6 +95,11 @@ HELD_MESSAGES = "gf_branch_messages"
 CONTEXT = "gf_context"
 """A ReAct agent's context-management bookkeeping (summaries, counters), kept in its own graph."""
 
+KEEP_SUBGRAPHS = "__gf_keep_subgraphs"
+"""A run's `configurable` flag: every sub-agent runs in its own subgraph, none in its parent's
+node. Set for LangGraph's raw stream (`stream(stream_mode=...)`), whose namespaces users read
+(`("refine:<id>", "writer:<id>")`). (`__` keeps it out of checkpoint metadata.)"""
+
 RESERVED_KEYS = frozenset({MESSAGES, INPUT, LOOP_ITERATION, AGENT_STATUS})
 """Public keys graphflow owns; agents may not use them as output keys or names."""
 
@@ -104,6 +111,11 @@ MODEL_NODE = "model"
 """A ReAct agent's model step."""
 TOOLS_NODE = "tools"
 """A ReAct agent's tool step (one task per tool call)."""
+MODEL_STEP = "graphflow_model_step"
+"""Key of the `custom` stream chunk `{MODEL_STEP: "start" | "end", "ns": the task's checkpoint
+namespace, "sent" | "message": ...}` a ReAct sub-agent running in its parent's node writes around
+its model call (it has no `model` task there); typed event streams turn it into `ModelStarted` /
+`ModelFinished`."""
 RUN_NODE = "run"
 """A `FunctionAgent`'s step (when it has a graph of its own)."""
 ROUTE_NODE = "gf_route"

@@ -23,7 +23,9 @@ from typing import Any
 from graphflow.checkpoint.runs import RunInfo, due_nodes
 from graphflow.checkpoint.stop import cancelled, stopped_mark
 
-_MESSAGES = "messages"  # graphflow.state.MESSAGES; not imported: it loads LangChain (`runs`)
+# graphflow.state's MESSAGES and MODEL_CALLS; not imported: it loads LangChain (`graphflow runs`)
+_MESSAGES = "messages"
+_MODEL_CALLS = "gf_model_calls"
 
 __all__ = (
     "AGENT_KEY",
@@ -122,11 +124,17 @@ def written_messages(tuples: Iterable[Any]) -> Iterator[Any]:
 
     Read from the steps' writes (so it holds however the conversation channel is stored); the
     writes saved with an `input` checkpoint are what a graph was handed (earlier agents'
-    answers), not its own.
+    answers), not its own — except the reply of a first call made in the parent's node
+    (`_started_after_call`).
     """
     seen: set[str] = set()
     for tup in tuples:
         if (tup.metadata or {}).get("source") == "input":
+            first = _started_after_call(tup.pending_writes or ())
+            key = str(getattr(first, "id", None) or id(first))
+            if first is not None and key not in seen:
+                seen.add(key)
+                yield first
             continue
         for _task, channel, value in tup.pending_writes or ():
             if channel != _MESSAGES:
@@ -136,6 +144,22 @@ def written_messages(tuples: Iterable[Any]) -> Iterator[Any]:
                 if key not in seen:
                     seen.add(key)
                     yield message
+
+
+def _started_after_call(writes: Any) -> Any:
+    """The reply of a call made before the agent's graph started, from its input's writes.
+
+    A ReAct sub-agent makes its first call in its parent's node and, when that reply does not end
+    it, goes on in its graph from the conversation so far, started at `MODEL_CALLS` 1: the reply
+    is then the last AI message of its input, not a write of its own steps.
+    """
+    if not any(channel == _MODEL_CALLS and value for _task, channel, value in writes):
+        return None
+    for _task, channel, value in writes:
+        if channel == _MESSAGES:
+            replies = [m for m in value if getattr(m, "type", None) == "ai"]
+            return replies[-1] if replies else None
+    return None
 
 
 def written_usage(tuples: Iterable[Any]) -> tuple[int, int, int]:

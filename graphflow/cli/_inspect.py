@@ -158,7 +158,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         return DONE
     values = dict(snapshot.values or {})
     statuses = dict(values.get("agent_status") or {})
-    passes = _inner_progress(reader.saver, thread_id) if info.status != "done" else {}
+    passes = _inner_progress(reader.saver, thread_id, agent) if info.status != "done" else {}
     print(
         f"thread {thread_id}: {info.status} (agent {agent.name}, step {info.step}, "
         f"updated {info.updated_at})"
@@ -189,28 +189,43 @@ def cmd_show(args: argparse.Namespace) -> int:
     return DONE
 
 
-def _inner_progress(saver: Any, thread_id: str) -> dict[str, int]:
+def _inner_progress(saver: Any, thread_id: str, root: Agent) -> dict[str, int]:
     """Agents inside an unfinished run: how many times each finished (a loop's passes).
 
     The root state learns an inner agent's status only when the agent around it ends, and keeps
-    only its last one; each finished run of an agent is one subgraph namespace whose newest
-    checkpoint has its status.
+    only its last one; each finished run of an agent is one task of its parent's graph (its
+    subgraph's namespace is `<name>:<task id>`): a subgraph namespace whose newest checkpoint has
+    its status, or — for an agent that may run in its parent's node — a task of the parent's
+    namespace that wrote its status.
     """
     from graphflow.exceptions import GraphflowError
+    from graphflow.state import AGENT_STATUS
+    from graphflow.strategies import strategy_for
 
+    inline_parent = {
+        child.name: parent.name
+        for parent in root.walk()
+        for child in strategy_for(parent).children(parent)
+        if strategy_for(child).runs_inline(child)
+    }
     finished: dict[str, set[str]] = {}
     try:
         for found in saver.list({"configurable": {"thread_id": thread_id}}):
             namespace = str(found.config["configurable"].get("checkpoint_ns", ""))
-            if not namespace:
-                continue
-            name = namespace.split("|")[-1].split(":")[0]
-            inner = (found.checkpoint.get("channel_values") or {}).get("agent_status") or {}
-            if name in inner:
-                finished.setdefault(name, set()).add(namespace)
+            name, _, task = namespace.split("|")[-1].partition(":")
+            inner = (found.checkpoint.get("channel_values") or {}).get(AGENT_STATUS) or {}
+            if namespace and name in inner:
+                finished.setdefault(name, set()).add(task)
+            owner = name if namespace else root.name
+            for task_id, channel, value in found.pending_writes or ():
+                if channel != AGENT_STATUS or not isinstance(value, dict):
+                    continue
+                for child, status in value.items():
+                    if inline_parent.get(child) == owner and status != "running":
+                        finished.setdefault(child, set()).add(str(task_id))
     except (GraphflowError, ValueError, TypeError):
         return {}
-    return {name: len(spaces) for name, spaces in finished.items()}
+    return {name: len(tasks) for name, tasks in finished.items()}
 
 
 def _ancestors(root: Agent, name: str | None) -> set[str]:

@@ -10,7 +10,9 @@ agent's task starts in its parent's namespace.
 
 Which nodes mean what is graphflow's core knowledge and lives here only: a task named after a
 child agent runs that agent (a subgraph, or inline for a hook-less `FunctionAgent`); inside a
-ReAct agent `model` is a model call and `tools` one tool call (payload `gf_tool_call`);
+ReAct agent `model` is a model call and `tools` one tool call (payload `gf_tool_call`) — a
+tool-less, hook-less ReAct sub-agent makes its first call in its parent's node and says so with
+`custom` chunks (`graphflow.state.MODEL_STEP`);
 `before_agent.<Hook>` / `after_agent.<Hook>` are agent hooks; a model hook says it ran with a
 `custom` chunk (`graphflow._internal.hook_calls.HOOK_FIRED`), a streamed model reply that failed
 part-way one from `graphflow.runtime._attempts` (its tokens are void: a retry streams the reply
@@ -36,6 +38,7 @@ from graphflow.state import (
     AGENT_STATUS,
     MESSAGES,
     MODEL_NODE,
+    MODEL_STEP,
     TOOL_CALL,
     TOOLS_NODE,
     is_private,
@@ -138,6 +141,8 @@ class EventTranslator:
         self._streamed: set[str] = set()
         self._discarded: set[str] = set()
         """Ids of streamed replies that failed part-way (their later tokens are dropped too)."""
+        self._steps: dict[str, Any] = {}
+        """What each inline model call was sent, by its task's checkpoint namespace."""
         self._interrupted: _Frame | None = None
 
     # -- making events -------------------------------------------------------------------------
@@ -198,6 +203,8 @@ class EventTranslator:
         if mode == "messages":
             return self._message(ns, *chunk)
         if mode == "custom":
+            if isinstance(chunk, Mapping) and MODEL_STEP in chunk:
+                return self._model_step(ns, chunk)
             if isinstance(chunk, Mapping) and HOOK_FIRED in chunk:
                 hook, phase = str(chunk[HOOK_FIRED]), str(chunk.get("phase", ""))
                 return [self._make(ev.HookFired, self._frame(ns), hook=hook, phase=phase)]
@@ -305,6 +312,28 @@ class EventTranslator:
             return []
         return [self._make(ev.HookFired, task.frame, hook=hook, phase=phase)]
 
+    def _model_step(self, ns: tuple[str, ...], chunk: Mapping[str, Any]) -> list[ev.Event]:
+        """A model call made in the node of a sub-agent running in its parent (no `model` task):
+        the same events a `model` task gives (see `graphflow.strategies._react_inline`)."""
+        where = str(chunk.get("ns") or "")
+        frame = self._task_frame(where) or self._frame(ns)
+        if chunk[MODEL_STEP] == "start":
+            self._steps[where] = chunk.get("sent")
+            return [self._make(ev.ModelStarted, frame)]
+        reply = chunk.get("message")
+        reply = reply if isinstance(reply, AIMessage) else None
+        out = []
+        if reply is not None and reply.id not in self._streamed and reply.text:
+            out.append(self._make(ev.ModelToken, frame, text=reply.text))  # it did not stream
+        usage = _usage(reply, self._steps.pop(where, None), getattr(frame.agent, "model", None))
+        self._add_usage(frame, usage)
+        out.append(self._make(ev.ModelFinished, frame, message=reply, usage=usage))
+        return out
+
+    def _task_frame(self, checkpoint_ns: str) -> _Frame | None:
+        """The agent a task runs, by the task's own checkpoint namespace (None: not an agent's)."""
+        return self._frames.get(tuple(checkpoint_ns.split("|"))) if checkpoint_ns else None
+
     def _agent_finished(self, frame: _Frame, result: Mapping[str, Any]) -> ev.Event:
         key = strategy_for(frame.agent).output_key(frame.agent)
         status = (result.get(AGENT_STATUS) or {}).get(frame.agent.name, "completed")
@@ -365,9 +394,10 @@ class EventTranslator:
             text = message.text
             if not text:
                 return []
-            return [
-                self._make(ev.ModelToken, self._frame(ns), text=text, message_id=message.id or "")
-            ]
+            # a sub-agent's model call made in its parent's node streams from the node's task
+            task_ns = str(meta.get("langgraph_checkpoint_ns") or "")
+            frame = self._task_frame(task_ns) or self._frame(ns)
+            return [self._make(ev.ModelToken, frame, text=text, message_id=message.id or "")]
         if (
             isinstance(message, AIMessage)
             and meta.get("langgraph_node") == MODEL_NODE

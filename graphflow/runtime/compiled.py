@@ -35,7 +35,7 @@ from graphflow.runtime._events import astream_events, stream_events
 from graphflow.runtime._lru import Lru
 from graphflow.runtime.errors import translating
 from graphflow.runtime.inputs import check_thread_id
-from graphflow.state import is_private
+from graphflow.state import KEEP_SUBGRAPHS, is_private
 from graphflow.strategies import strategy_for
 from graphflow.visualize import draw, draw_to
 
@@ -215,7 +215,7 @@ class CompiledAgent:
                     )
                     return
                 yield from graph.stream(
-                    data, cfg, stream_mode=stream_mode, subgraphs=subgraphs, durability=dur
+                    data, _raw(cfg), stream_mode=stream_mode, subgraphs=subgraphs, durability=dur
                 )
 
         return chunks()
@@ -254,7 +254,11 @@ class CompiledAgent:
                             yield item
                         return
                     async for event in graph.astream(
-                        data, cfg, stream_mode=stream_mode, subgraphs=subgraphs, durability=dur
+                        data,
+                        _raw(cfg),
+                        stream_mode=stream_mode,
+                        subgraphs=subgraphs,
+                        durability=dur,
                     ):
                         yield event
 
@@ -526,6 +530,15 @@ class CompiledAgent:
 
 def _thread_of(cfg: Any) -> str:
     return str(cfg["configurable"]["thread_id"])
+
+
+def _raw(cfg: Any) -> Any:
+    """The config of a run whose raw LangGraph stream is read.
+
+    Every sub-agent runs in its subgraph, so the stream's namespaces are the agents'
+    (see `graphflow.state.KEEP_SUBGRAPHS`).
+    """
+    return {**cfg, "configurable": {**cfg.get("configurable", {}), KEEP_SUBGRAPHS: True}}
 
 
 def _durability(graph: CompiledStateGraph, durability: Any) -> Any:

@@ -184,6 +184,8 @@ class ModelStep:
     def _before_call(self, state: Mapping[str, Any]) -> dict[str, Any] | None:
         """An update that ends or continues the turn without a model call, or None to call."""
         messages = state.get(MESSAGES) or []
+        if state.get(STOP):
+            return {}  # it has ended (a finished first call stored by its parent's node)
         if pending_tool_calls(messages):
             return {}  # the turn's next batch of tool calls is due: the router sends it
         if state.get(EXIT_LOOP):

@@ -20,14 +20,24 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import BaseMessage, RemoveMessage
 from langchain_core.runnables import RunnableConfig
+from langgraph._internal._constants import CONFIG_KEY_RESUMING
 from langgraph.errors import GraphBubbleUp
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from graphflow.exceptions import ParallelBranchError
-from graphflow.state import AGENT_STATUS, EXIT_LOOP, LOOP_ITERATION, MESSAGES, ROUTES, is_private
+from graphflow.state import (
+    AGENT_STATUS,
+    EXIT_LOOP,
+    KEEP_SUBGRAPHS,
+    LOOP_ITERATION,
+    MESSAGES,
+    ROUTES,
+    is_private,
+)
 from graphflow.strategies import _branch_barrier as barrier
 from graphflow.strategies._agent_hooks import agent_hooks, guarded
 from graphflow.strategies._node import node
+from graphflow.strategies.branch_errors import FAILED, SAVED
 from graphflow.strategies.registry import strategy_for
 
 if TYPE_CHECKING:
@@ -125,6 +135,7 @@ def subagent_node(
     consumes_exit = strategy.consumes_exit_loop
     hooks_inside = bool(agent_hooks(child))
     inline = None if hooks_inside else strategy.inline(child, ctx)
+    lead = None if hooks_inside or inline is not None else strategy.inline_step(child, ctx)
     keys = _sent_keys(builder, child, ctx)
 
     def hand_back(
@@ -189,11 +200,35 @@ def subagent_node(
 
         def execute(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
             sent, own = send(state)
-            return hand_back(state, sent, own, compiled.invoke(sent, config_for(config)))
+            if lead is not None and not _whole_graph(config):
+                done, result = lead[0](sent, config)
+                if done:
+                    try:
+                        return hand_back(state, sent, own, result)
+                    except Exception:
+                        compiled.invoke(result, config_for(config))  # keep the finished call
+                        raise
+                result = compiled.invoke(result, config_for(config))
+            else:
+                result = compiled.invoke(sent, config_for(config))
+            return hand_back(state, sent, own, result)
 
         async def aexecute(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
             sent, own = send(state)
-            return hand_back(state, sent, own, await compiled.ainvoke(sent, config_for(config)))
+            if lead is not None and not _whole_graph(config):
+                done, result = await lead[1](sent, config)
+                if done:
+                    try:
+                        return hand_back(state, sent, own, result)
+                    except Exception:
+                        # the parent's own step failed after the call (a loop's until): the
+                        # finished state goes to the subgraph, where a resumed task reads it
+                        await compiled.ainvoke(result, config_for(config))
+                        raise
+                result = await compiled.ainvoke(result, config_for(config))
+            else:
+                result = await compiled.ainvoke(sent, config_for(config))
+            return hand_back(state, sent, own, result)
 
     if branch_of is None:
         return _wrap(child, owner, execute, aexecute)
@@ -242,6 +277,14 @@ def subagent_node(
     return _wrap(child, owner, run, arun)
 
 
+def _whole_graph(config: RunnableConfig) -> bool:
+    """Whether the sub-agent must run in its subgraph: LangGraph runs this task again (a resumed
+    run's first step, a retry: the subgraph resumes from its checkpoints), or the run's raw
+    stream is read (its namespaces are the subgraphs')."""
+    configurable = config.get("configurable") or {}
+    return bool(configurable.get(CONFIG_KEY_RESUMING) or configurable.get(KEEP_SUBGRAPHS))
+
+
 def _wrap(child: Agent, owner: Agent | None, run: Any, arun: Any) -> Any:
     if owner is not None:
         return guarded(owner, child.name, run, arun)
@@ -277,8 +320,8 @@ def _branch_error(
         if k not in (MESSAGES, AGENT_STATUS) and not is_private(k)
     }
     return ParallelBranchError(
-        f"{type(branch_of).__name__} `{branch_of.name}`: branch `{child.name}` failed: "
-        f"{type(exc).__name__}: {exc} — the branches that finished are saved "
+        f"{type(branch_of).__name__} `{branch_of.name}`: branch `{child.name}{FAILED}"
+        f"{type(exc).__name__}: {exc}{SAVED} "
         f"({', '.join(sorted(siblings)) or 'none'}); resume the run "
         "(agent.resume(thread_id)) to re-run only the failed branch from its last "
         "checkpoint",

@@ -142,6 +142,20 @@ class FlowGraphBuildingStrategy(KindDescription, ABC):
         """
         return None
 
+    def inline_step(self, agent: Agent, ctx: BuildContext) -> tuple[Any, Any] | None:
+        """`(sync, async)` bodies that run the agent's first step in its parent's node, or None.
+
+        For an agent whose graph usually ends after one step (a ReAct agent without tools or
+        hooks): the parent's node runs that step itself instead of invoking the agent's subgraph.
+        The bodies take `(sent, config)`, where `sent` is what the subgraph would be sent, and
+        return `(done, state)`: the agent's final state (what its graph would return), or — not
+        done — the input its compiled graph continues from. A final state sent to the graph must
+        end it without a step of its own: when the parent's node fails after a finished step, the
+        state is stored that way. A task LangGraph runs again (resume, retry) always runs the
+        graph, which resumes from its own checkpoints.
+        """
+        return None
+
     def hand_back(self, agent: Agent, new_messages: list[BaseMessage]) -> list[BaseMessage]:
         """Which of the messages the agent produced reach its parent (default: all)."""
         return [_without_tool_calls(m) if _dangling(m, new_messages) else m for m in new_messages]

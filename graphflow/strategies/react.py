@@ -37,6 +37,7 @@ from graphflow.state import (
 )
 from graphflow.strategies._agent_hooks import HookChain, guarded
 from graphflow.strategies._node import router
+from graphflow.strategies._react_inline import InlineModelStep, runs_inline
 from graphflow.strategies._react_model import ModelStep, route_after_model
 from graphflow.strategies._react_tools import ToolStep
 from graphflow.strategies.base import BuildContext, FlowGraphBuildingStrategy, final_answer
@@ -95,6 +96,17 @@ class ReactStrategy(FlowGraphBuildingStrategy):
             card_label(agent, ctx.kind + (f" · tools: {', '.join(tools)}" if tools else ""))
         )
         return Ports(entry=card, exit=card)
+
+    @override
+    def inline_step(self, agent: Any, ctx: BuildContext) -> tuple[Any, Any] | None:
+        if ctx.is_root or not runs_inline(agent):
+            return None
+        step = InlineModelStep(agent)
+        return step.run, step.arun
+
+    @override
+    def runs_inline(self, agent: Any) -> bool:
+        return runs_inline(agent)
 
     @override
     def hand_back(self, agent: Any, new_messages: list[BaseMessage]) -> list[BaseMessage]:

@@ -17,6 +17,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
+from langchain_core.messages import AIMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from graphflow._internal.approval import is_approval_request
@@ -25,7 +26,8 @@ from graphflow.checkpoint.serde import schema_types
 from graphflow.checkpoint.stored import namespaces
 from graphflow.checkpoint.urls import reading_checkpointer
 from graphflow.exceptions import RunNotFoundError
-from graphflow.state import AGENT_STATUS
+from graphflow.state import AGENT_STATUS, HELD_MESSAGES, MESSAGES
+from graphflow.strategies.branch_errors import branch_cause
 from graphflow.strategies.kind import RunCounts
 from graphflow.strategies.registry import strategy_for
 from graphflow.visualize._xray import owner_of
@@ -157,8 +159,11 @@ def _deepest_error(task: Any) -> str:
     if error is None:
         return ""
     if isinstance(error, BaseException):
-        return f"{type(error).__name__}: {error}"
-    return _readable(str(error))
+        text = f"{type(error).__name__}: {error}"
+    else:
+        text = _readable(str(error))
+    # a branch that ran in its parent's node failed there: its own error, as if from its graph
+    return branch_cause(text) or text
 
 
 _REPR = re.compile(r"(?s)([A-Za-z_][\w.]*)\((.*)\)")
@@ -215,4 +220,34 @@ def _invocations(root: Agent, saver: Any, thread_id: str) -> dict[str, list[list
         if rest or (agent is root and ns):
             continue  # a namespace of something else (e.g. an agent running as a tool)
         out.setdefault(agent.name, []).append(tuples)
+        strategy = strategy_for(agent)
+        for child in strategy.children(agent):
+            if strategy_for(child).runs_inline(child):
+                out.setdefault(child.name, []).append(_own_writes(child, tuples))
     return out
+
+
+def _own_writes(agent: Agent, tuples: list[Any]) -> list[Any]:
+    """The parent's checkpoints of an agent that may run in its parent's node, each with only
+    the AI messages named after it among its writes (what it wrote there, whoever relays it)."""
+
+    def own(value: Any) -> list[Any]:
+        values = value.values() if isinstance(value, dict) else [value]
+        found = []
+        for item in values:
+            for message in item if isinstance(item, list) else [item]:
+                if isinstance(message, AIMessage) and message.name == agent.name:
+                    found.append(message)
+        return found
+
+    reduced = []
+    for tup in tuples:
+        if (tup.metadata or {}).get("source") == "input":
+            continue
+        writes = [
+            (task, MESSAGES, found)
+            for task, channel, value in tup.pending_writes or ()
+            if channel in (MESSAGES, HELD_MESSAGES) and (found := own(value))
+        ]
+        reduced.append(tup._replace(pending_writes=writes))
+    return reduced

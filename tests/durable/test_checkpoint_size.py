@@ -11,6 +11,7 @@ import sqlite3
 from collections import defaultdict
 from pathlib import Path
 
+import pytest
 from langchain_core.tools import tool
 
 from graphflow import ReactAgent, SequentialAgent
@@ -53,13 +54,23 @@ def _report(title: str, stored: dict[str, dict[str, int]], growth: int) -> None:
         )
 
 
-def test_a_1mb_input_through_a_three_agent_pipeline_stays_small(store, db: Path) -> None:
+@tool
+def unused(query: str) -> str:
+    """Never called: an agent with a tool runs in its own subgraph."""
+    return query
+
+
+@pytest.mark.parametrize("where", ["subgraphs", "inline"])
+def test_a_1mb_input_through_a_three_agent_pipeline_stays_small(
+    store, db: Path, where: str
+) -> None:
     agents = [
         ReactAgent(
             name=f"agent{i}",
             model=ScriptedChatModel(fn=lambda messages, n, i=i: f"answer {i}"),
             instruction=f"Do step {i}.",
             output_key=f"out{i}",
+            tools=[unused] if where == "subgraphs" else [],
         )
         for i in range(3)
     ]
@@ -74,6 +85,12 @@ def test_a_1mb_input_through_a_three_agent_pipeline_stays_small(store, db: Path)
     stored = _stored(db, "big")
     _report("3-agent pipeline", stored, growth)
     total = sum(r["checkpoints"] + r["writes"] for r in stored.values())
+    if where == "inline":
+        # tool-less sub-agents make their one call in the root's nodes: nothing of their own is
+        # stored (measured: x4.04, the root's share alone)
+        assert set(stored) == {"root"}
+        assert growth <= 5 * MB and total <= 5 * MB
+        return
     # measured: x8.1 (x12.1 while the root checkpoints held the `input` channel whole, once per
     # root step; at 435ff42: x40). The input is now stored once, in the write that set it
     # (tests/durable/test_storage_size.py bounds it at 10 MB); the sub-agents' hold it once
