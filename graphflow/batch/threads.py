@@ -31,7 +31,8 @@ def batch_thread_id(batch_id: str, key: str) -> str:
     """
     readable = _readable(key, MAX_KEY_CHARS)
     if readable != key or not readable:
-        digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:10]
+        # (surrogatepass: a key holding a lone surrogate, from a JSON `\ud800`, still hashes)
+        digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:10]
         readable = f"{readable}~{digest}" if readable else digest
     return f"{batch_id}/{readable}"
 

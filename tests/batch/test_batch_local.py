@@ -203,6 +203,9 @@ def test_thread_ids_are_bounded_readable_and_never_collide() -> None:
     assert all(len(t) <= 2 + 48 + 11 for t in ids)
     assert ids[2].startswith("b/华为-Pura-X~")
     assert batch_thread_id("b", "pura-x") == "b/pura-x"
+    # a key with a lone surrogate (a JSON line's `"id": "\\ud800"`) gets a thread of its own
+    odd = [batch_thread_id("b", k) for k in ("a\ud800", "a\ud801", "a")]
+    assert len(set(odd)) == 3 and all(t.isprintable() and t.encode() for t in odd)
 
 
 def test_a_result_is_one_json_line() -> None:
