@@ -143,6 +143,9 @@ class EventTranslator:
         """Ids of streamed replies that failed part-way (their later tokens are dropped too)."""
         self._steps: dict[str, Any] = {}
         """What each inline model call was sent, by its task's checkpoint namespace."""
+        self._token_frames: dict[str, _Frame] = {}
+        """The agent each streamed reply's tokens were shown for, by message id (a discarded
+        reply of a call made in its parent's node is announced in the parent's namespace)."""
         self._interrupted: _Frame | None = None
 
     # -- making events -------------------------------------------------------------------------
@@ -324,7 +327,9 @@ class EventTranslator:
         reply = reply if isinstance(reply, AIMessage) else None
         out = []
         if reply is not None and reply.id not in self._streamed and reply.text:
-            out.append(self._make(ev.ModelToken, frame, text=reply.text))  # it did not stream
+            out.append(  # it did not stream
+                self._make(ev.ModelToken, frame, text=reply.text, message_id=reply.id or "")
+            )
         usage = _usage(reply, self._steps.pop(where, None), getattr(frame.agent, "model", None))
         self._add_usage(frame, usage)
         out.append(self._make(ev.ModelFinished, frame, message=reply, usage=usage))
@@ -397,6 +402,8 @@ class EventTranslator:
             # a sub-agent's model call made in its parent's node streams from the node's task
             task_ns = str(meta.get("langgraph_checkpoint_ns") or "")
             frame = self._task_frame(task_ns) or self._frame(ns)
+            if message.id:
+                self._token_frames[message.id] = frame
             return [self._make(ev.ModelToken, frame, text=text, message_id=message.id or "")]
         if (
             isinstance(message, AIMessage)
@@ -420,7 +427,7 @@ class EventTranslator:
         return [
             self._make(
                 ev.ModelReplyDiscarded,
-                self._frame(ns),
+                self._token_frames.get(message_id) or self._frame(ns),
                 message_id=message_id,
                 error=str(chunk.get("error", "")),
                 error_type=str(chunk.get("error_type", "")),

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
+from graphflow.instructions import render_template
 from graphflow.messages import MASK_MARK, SUMMARY_MARK, instruction_agent
 from graphflow.state import AGENT_STATUS, CONTEXT, MESSAGES
 from graphflow.tools.result import tool_result
@@ -49,6 +50,17 @@ def stored_detail(compiled: CompiledAgent, thread_id: str, item: Invocation) -> 
     out["instruction"] = next(
         (_text(m) for m in messages if instruction_agent(m) == item.agent), None
     )
+    if not has_graph and member is not None:
+        # it ran in its parent's node (a tool-less leaf's one call): no conversation of its own
+        # is stored; its instruction is rendered from the state its task started from, and its
+        # answer is the reply it handed back to its parent
+        seen, handed_back = _inline_task(graph, thread_id, item)
+        if getattr(member, "instruction", None) and seen is not None:
+            try:
+                out["instruction"] = render_template(member.template, seen, agent=member.name)
+            except KeyError:
+                pass
+        messages = handed_back
     out["messages"] = [_message(m, handed) for m in messages]
     answer = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
     out["answer"] = None if answer is None or (answer.id or "") in handed else _text(answer)
@@ -56,6 +68,27 @@ def stored_detail(compiled: CompiledAgent, thread_id: str, item: Invocation) -> 
     out["context"] = _context(values.get(CONTEXT))
     out["writes"] = _writes(graph, thread_id, item, values)
     return out
+
+
+def _inline_task(
+    graph: Any, thread_id: str, item: Invocation
+) -> tuple[Mapping[str, Any] | None, list[BaseMessage]]:
+    """(the parent's state the task started from, the messages the task wrote to its parent)."""
+    if item.parent is None or item.task_id is None:
+        return None, []
+    # (the whole list first: the saver holds its lock while a listing is read)
+    for tup in list(graph.checkpointer.list(_config(thread_id, item.parent))):
+        written = [
+            value
+            for task_id, channel, value in tup.pending_writes or ()
+            if task_id == item.task_id and channel == MESSAGES
+        ]
+        if not any(task_id == item.task_id for task_id, _c, _v in tup.pending_writes or ()):
+            continue
+        state = graph.get_state(tup.config).values
+        handed_back = [m for v in written for m in (v if isinstance(v, list) else [v])]
+        return state, [m for m in handed_back if isinstance(m, BaseMessage)]
+    return None, []
 
 
 def _handed_ids(graph: Any, thread_id: str, ns: str) -> set[str]:
