@@ -24,12 +24,13 @@ from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel
 from typing_extensions import TypedDict
 
-from graphflow import FunctionAgent, ReactAgent, SequentialAgent, StateValueError
+from graphflow import ReactAgent, SequentialAgent, StateValueError
 from graphflow.checkpoint import allow_types, resolve_checkpointer
 from graphflow.checkpoint.leases import FENCE_KEY, hold, lease_store
 from graphflow.checkpoint.serde import disallow_types
 from graphflow.testing import ScriptedChatModel, tool_call
 from graphflow.tools import tool_result
+from tests.support.helpers import made_then_after
 from tests.support.stores import store_url
 
 STORES = ["memory", "sqlite", "postgres"]
@@ -62,24 +63,6 @@ class Client:
     """Something no checkpoint can hold (a connection)."""
 
 
-def _team(value: Any, calls: list[str]) -> SequentialAgent:
-    def make(state: dict[str, Any]) -> Any:
-        calls.append("make")
-        return value
-
-    def after(state: dict[str, Any]) -> str:
-        calls.append("after")
-        return "AFTER"
-
-    return SequentialAgent(
-        name="team",
-        sub_agents=[
-            FunctionAgent(name="make", fn=make, output_key="made"),
-            FunctionAgent(name="after", fn=after, output_key="tail"),
-        ],
-    )
-
-
 @pytest.mark.parametrize("value", [Reading(1), Report(title="t")], ids=["dataclass", "pydantic"])
 @pytest.mark.parametrize("kind", STORES)
 def test_a_value_not_on_the_allowlist_is_refused_when_written_on_every_store(
@@ -88,7 +71,7 @@ def test_a_value_not_on_the_allowlist_is_refused_when_written_on_every_store(
     url = store_url(kind, tmp_path)
     thread = f"refused-{uuid.uuid4().hex[:8]}"
     calls: list[str] = []
-    team = _team(value, calls)
+    team = made_then_after(value, calls)
     with pytest.raises(StateValueError, match=rf"`make`.*{type(value).__name__}.*`made`"):
         team.invoke("go", thread_id=thread, checkpointer=url)
     assert calls == ["make"]  # the next agent never ran on a value it could not load
@@ -110,9 +93,9 @@ def test_allowed_classes_round_trip_and_a_finished_run_reads_back(
     allow_types(type(value))
     try:
         calls: list[str] = []
-        team = _team(value, calls)
+        team = made_then_after(value, calls)
         assert team.invoke("go", thread_id=thread, checkpointer=url)["made"] == value
-        reader = team if kind == "memory" else _team(None, [])  # another process's view
+        reader = team if kind == "memory" else made_then_after(None, [])  # another process's view
         loaded = reader.get_state(thread, checkpointer=url).values["made"]
         assert loaded == value and type(loaded) is type(value)
         assert calls == ["make", "after"]
@@ -134,7 +117,7 @@ def test_an_allowed_dataclass_holding_an_unstorable_object_is_refused_when_writt
     url = store_url(kind, tmp_path)
     allow_types(Reading)
     try:
-        team = _team(Reading(value=Client()), [])  # type: ignore[arg-type]
+        team = made_then_after(Reading(value=Client()), [])  # type: ignore[arg-type]
         with pytest.raises(StateValueError, match=r"made\.value: .*Client"):
             team.invoke("go", thread_id=f"inner-{uuid.uuid4().hex[:8]}", checkpointer=url)
     finally:

@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 
-from graphflow import FunctionAgent, InputError, SequentialAgent, StateValueError
+from graphflow import InputError, StateValueError
 from graphflow.checkpoint.serde import MAX_DEPTH
+from tests.support.helpers import made_then_after
 from tests.support.stores import store_url
 
 STORES = ["memory", "sqlite", "postgres"]
@@ -49,24 +50,6 @@ CASES = {
 }
 
 
-def _team(value: Any, calls: list[str]) -> SequentialAgent:
-    def make(state: dict[str, Any]) -> Any:
-        calls.append("make")
-        return value
-
-    def after(state: dict[str, Any]) -> str:
-        calls.append("after")
-        return "AFTER"
-
-    return SequentialAgent(
-        name="team",
-        sub_agents=[
-            FunctionAgent(name="make", fn=make, output_key="made"),
-            FunctionAgent(name="after", fn=after, output_key="tail"),
-        ],
-    )
-
-
 @pytest.mark.parametrize("case", list(CASES))
 @pytest.mark.parametrize("kind", STORES)
 def test_a_value_msgpack_cannot_hold_is_refused_when_written_saying_why(
@@ -76,7 +59,7 @@ def test_a_value_msgpack_cannot_hold_is_refused_when_written_saying_why(
     url = store_url(kind, tmp_path)
     thread = f"limits-{uuid.uuid4().hex[:8]}"
     calls: list[str] = []
-    team = _team(value, calls)
+    team = made_then_after(value, calls)
     with pytest.raises(StateValueError, match=rf"^Agent `make`: its function wrote .*{why}"):
         team.invoke("go", thread_id=thread, checkpointer=url)
     assert calls == ["make"]  # nothing ran on a value the store would have changed or refused
@@ -93,14 +76,14 @@ def test_values_inside_the_limits_round_trip_exactly(kind: str, tmp_path: Path) 
         "shared": [[1], [1]],
     }
     thread = f"limits-ok-{uuid.uuid4().hex[:8]}"
-    team = _team(value, [])
+    team = made_then_after(value, [])
     assert team.invoke("go", thread_id=thread, checkpointer=url)["tail"] == "AFTER"
     assert team.get_state(thread, checkpointer=url).values["made"] == value
 
 
 def test_an_input_with_undecodable_bytes_is_refused_before_the_run(tmp_path: Path) -> None:
     calls: list[str] = []
-    team = _team("x", calls)
+    team = made_then_after("x", calls)
     with pytest.raises(InputError, match=r"the input's input: text holding a lone surrogate"):
         team.invoke("ab\udcffcd", thread_id="t", checkpointer=f"sqlite:///{tmp_path}/runs.db")
     assert calls == []

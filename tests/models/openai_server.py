@@ -771,3 +771,21 @@ def _completion(
         "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
         "usage": _usage(body, content, calls),
     }
+
+
+MODEL_KINDS = ("openai_model", "ChatOpenAI", "init_chat_model")
+"""The model kinds a user may hold, each tried against the fake endpoint."""
+
+
+def model_of_kind(kind: str, server: OpenAIServer, **kwargs: Any) -> Any:
+    """A chat model of `kind` (one of `MODEL_KINDS`: graphflow's, LangChain's two) on `server`."""
+    from langchain.chat_models import init_chat_model
+    from langchain_openai import ChatOpenAI
+
+    from graphflow.models import openai_model
+
+    if kind == "openai_model":
+        return openai_model("m", base_url=server.base_url, **kwargs)
+    if kind == "ChatOpenAI":
+        return ChatOpenAI(model="m", base_url=server.base_url, api_key="sk", **kwargs)  # type: ignore[arg-type]
+    return init_chat_model("openai:m", base_url=server.base_url, api_key="sk", **kwargs)

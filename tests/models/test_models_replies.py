@@ -10,24 +10,13 @@ import asyncio
 from typing import Any
 
 import pytest
-from langchain.chat_models import init_chat_model
 from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
 
 from graphflow import ReactAgent, SequentialAgent
 from graphflow.exceptions import ModelRateLimitError, ModelServerError
 from graphflow.models import chat_openai, openai_model
-from tests.models.openai_server import PAD_WORDS, OpenAIServer
-
-KINDS = ("openai_model", "ChatOpenAI", "init_chat_model")
-
-
-def _model(kind: str, server: OpenAIServer, **kwargs: Any) -> Any:
-    if kind == "openai_model":
-        return openai_model("m", base_url=server.base_url, **kwargs)
-    if kind == "ChatOpenAI":
-        return ChatOpenAI(model="m", base_url=server.base_url, api_key="sk", **kwargs)  # type: ignore[arg-type]
-    return init_chat_model("openai:m", base_url=server.base_url, api_key="sk", **kwargs)
+from tests.models.openai_server import MODEL_KINDS, PAD_WORDS, model_of_kind
 
 
 @pytest.fixture(autouse=True)
@@ -48,7 +37,7 @@ def _run(agent: Any, streamed: bool, **kwargs: Any) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("streamed", [False, True], ids=["invoke", "stream"])
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", MODEL_KINDS)
 @pytest.mark.parametrize("mode", ["empty_tool_ids", "missing_tool_ids", "duplicate_tool_ids"])
 def test_every_tool_call_runs_under_an_id_of_its_own(make_server, mode, kind, streamed) -> None:
     server = make_server(mode).start()
@@ -61,7 +50,7 @@ def test_every_tool_call_runs_under_an_id_of_its_own(make_server, mode, kind, st
         return f"sunny in {city} #{len(ran)}"
 
     agent = ReactAgent(
-        name="weather", model=_model(kind, server), tools=[get_weather], output_key="answer"
+        name="weather", model=model_of_kind(kind, server), tools=[get_weather], output_key="answer"
     )
     state = _run(agent, streamed, thread_id="t")
     assert len(ran) == 2  # both calls ran: none merged into the other, none dropped
@@ -118,11 +107,11 @@ def test_an_unusable_200_is_a_model_server_error_after_retries(
     assert team.resume("t", checkpointer=url)["agent_status"]["writer"] == "completed"
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", MODEL_KINDS)
 @pytest.mark.parametrize("mode", ["invalid_json", "html_page", "empty_choices"])
 def test_one_unusable_200_is_retried_away(make_server, mode, kind) -> None:
     server = make_server(mode, faults=1).start()
-    agent = ReactAgent(name="writer", model=_model(kind, server), output_key="out")
+    agent = ReactAgent(name="writer", model=model_of_kind(kind, server), output_key="out")
     assert agent.invoke("hi")["out"].startswith("m answers: hi")
     assert len(server.requests) == 2
 
@@ -130,10 +119,10 @@ def test_one_unusable_200_is_retried_away(make_server, mode, kind) -> None:
 # -- streams cut without a finish_reason ---------------------------------------------------------
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", MODEL_KINDS)
 def test_a_stream_cut_without_finish_reason_is_retried_not_answered(make_server, kind) -> None:
     server = make_server("no_finish_reason", faults=1).start()
-    agent = ReactAgent(name="writer", model=_model(kind, server), output_key="out")
+    agent = ReactAgent(name="writer", model=model_of_kind(kind, server), output_key="out")
     state = _run(agent, True, thread_id="t")
     # the whole reply, not the half that came first
     assert len(state["out"].split()) == PAD_WORDS
@@ -205,7 +194,7 @@ def test_the_retry_count_is_the_one_made(make_server, clean_env) -> None:
 
 
 @pytest.mark.parametrize("streamed", [False, True], ids=["invoke", "stream"])
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", MODEL_KINDS)
 def test_llamacpp_quirks_are_handled_for_every_model_kind(make_server, kind, streamed) -> None:
     server = make_server("llamacpp").start()
 
@@ -214,7 +203,7 @@ def test_llamacpp_quirks_are_handled_for_every_model_kind(make_server, kind, str
         """The weather in a city."""
         return f"sunny in {city}"
 
-    model = _model(kind, server, max_retries=0, max_tokens=5)
+    model = model_of_kind(kind, server, max_retries=0, max_tokens=5)
     given_class = type(model)
     agent = ReactAgent(name="weather", model=model, tools=[get_weather], output_key="answer")
     state = _run(agent, streamed, thread_id="t")

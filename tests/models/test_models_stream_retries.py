@@ -14,25 +14,13 @@ import textwrap
 from typing import Any
 
 import pytest
-from langchain.chat_models import init_chat_model
-from langchain_openai import ChatOpenAI
 
 from graphflow import ModelRetry, ReactAgent, SequentialAgent
 from graphflow import events as ev
 from graphflow.cli._view import LiveView, PlainView
 from graphflow.models import chat_openai, openai_model
 from tests.cli.conftest import graphflow
-from tests.models.openai_server import PAD_WORDS, OpenAIServer
-
-KINDS = ("openai_model", "ChatOpenAI", "init_chat_model")
-
-
-def _model(kind: str, server: OpenAIServer, **kwargs: Any) -> Any:
-    if kind == "openai_model":
-        return openai_model("m", base_url=server.base_url, **kwargs)
-    if kind == "ChatOpenAI":
-        return ChatOpenAI(model="m", base_url=server.base_url, api_key="sk", **kwargs)  # type: ignore[arg-type]
-    return init_chat_model("openai:m", base_url=server.base_url, api_key="sk", **kwargs)
+from tests.models.openai_server import MODEL_KINDS, PAD_WORDS, model_of_kind
 
 
 @pytest.fixture(autouse=True)
@@ -79,10 +67,10 @@ def _check_shown_once(events: list[ev.Event], answer: str) -> ev.ModelReplyDisca
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", MODEL_KINDS)
 def test_a_cut_stream_retried_by_the_model_is_shown_once(make_server, kind, mode) -> None:
     server = make_server("no_finish_reason", faults=1).start()
-    writer = ReactAgent(name="writer", model=_model(kind, server), output_key="out")
+    writer = ReactAgent(name="writer", model=model_of_kind(kind, server), output_key="out")
     team = SequentialAgent(name="team", sub_agents=[writer])
     events = _events(team, mode, thread_id="t")
     answer = team.get_state("t").values["out"]

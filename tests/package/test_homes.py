@@ -18,6 +18,8 @@ import builtins
 import inspect
 from pathlib import Path
 
+from tests.support.imports import import_base
+
 PACKAGE = Path(__file__).resolve().parents[2] / "graphflow"
 SHARED = "_internal"
 
@@ -67,12 +69,7 @@ def reached_privates(
         if isinstance(node, ast.Import):
             targets = [(a.name, None) for a in node.names]
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package
-                for _ in range(node.level - 1):
-                    anchor = anchor.rpartition(".")[0]
-                base = f"{anchor}.{base}" if base else anchor
+            base = import_base(node, package)
             for alias in node.names:
                 sub = f"{base}.{alias.name}"
                 targets.append((sub, None) if sub in known else (base, alias.name))

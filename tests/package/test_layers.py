@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.imports import import_base
+
 PACKAGE = Path(__file__).resolve().parents[2] / "graphflow"
 ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
 
@@ -48,12 +50,7 @@ def _imports() -> dict[str, set[str]]:
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    anchor = package
-                    for _ in range(node.level - 1):
-                        anchor = anchor.rpartition(".")[0]
-                    base = f"{anchor}.{base}" if base else anchor
+                base = import_base(node, package)
                 # `from pkg import sub` depends on the submodule; `from mod import name` on mod
                 targets = [
                     f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base

@@ -12,7 +12,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.tools import tool
 
-from graphflow import HumanApproval, ReactAgent
+from graphflow import FunctionAgent, HumanApproval, ReactAgent, SequentialAgent
 from graphflow.testing import ScriptedChatModel, tool_call
 
 PAID: list[int] = []
@@ -81,3 +81,24 @@ def assert_tool_pairs_intact(messages: list[BaseMessage]) -> None:
     asked = {tc["id"] for m in messages if isinstance(m, AIMessage) for tc in m.tool_calls}
     assert asked <= answered, f"dangling tool calls: {asked - answered}"
     assert answered <= asked, f"orphan tool results: {answered - asked}"
+
+
+def made_then_after(value: Any, calls: list[str]) -> SequentialAgent:
+    """`make` writes `value` to `made`, then `after` writes `tail`; each appends its name to
+    `calls` (whether the next agent ran after a value that cannot be stored)."""
+
+    def make(state: dict[str, Any]) -> Any:
+        calls.append("make")
+        return value
+
+    def after(state: dict[str, Any]) -> str:
+        calls.append("after")
+        return "AFTER"
+
+    return SequentialAgent(
+        name="team",
+        sub_agents=[
+            FunctionAgent(name="make", fn=make, output_key="made"),
+            FunctionAgent(name="after", fn=after, output_key="tail"),
+        ],
+    )
