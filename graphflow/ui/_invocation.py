@@ -78,16 +78,17 @@ def _inline_task(
         return None, []
     # (the whole list first: the saver holds its lock while a listing is read)
     for tup in list(graph.checkpointer.list(_config(thread_id, item.parent))):
-        written = [
-            value
-            for task_id, channel, value in tup.pending_writes or ()
-            if task_id == item.task_id and channel == MESSAGES
-        ]
-        if not any(task_id == item.task_id for task_id, _c, _v in tup.pending_writes or ()):
+        writes = [(c, v) for task_id, c, v in tup.pending_writes or () if task_id == item.task_id]
+        if not writes:
             continue
-        state = graph.get_state(tup.config).values
-        handed_back = [m for v in written for m in (v if isinstance(v, list) else [v])]
-        return state, [m for m in handed_back if isinstance(m, BaseMessage)]
+        handed_back = [
+            m
+            for channel, value in writes
+            if channel == MESSAGES
+            for m in (value if isinstance(value, list) else [value])
+            if isinstance(m, BaseMessage)
+        ]
+        return graph.get_state(tup.config).values, handed_back
     return None, []
 
 
