@@ -181,6 +181,7 @@ def test_show_on_a_stopped_loop_counts_finished_passes(app_dir: Path, run_cli, e
 
 def test_the_run_readers_copy_of_the_conversation_key_matches_the_state() -> None:
     from graphflow.checkpoint import stored
-    from graphflow.state import MESSAGES
+    from graphflow.state import MESSAGES, MODEL_CALLS
 
-    assert stored._MESSAGES == MESSAGES  # stored.py keeps its own copy so `runs` skips LangChain
+    # stored.py keeps its own copies so `runs` skips LangChain
+    assert (stored._MESSAGES, stored._MODEL_CALLS) == (MESSAGES, MODEL_CALLS)
